@@ -1,0 +1,12 @@
+import type { DecodeIssue } from '../decode/DecodeIssue.js';
+import { EvoSciError, type EvoSciErrorDetails } from './EvoSciError.js';
+
+/** A line did not decode and `strict: true` was set. */
+export class DecodeError extends EvoSciError {
+  constructor(
+    readonly issue: DecodeIssue,
+    details: EvoSciErrorDetails = {},
+  ) {
+    super(`bad line in stream-json output: ${issue.toString()}`, details);
+  }
+}

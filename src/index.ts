@@ -1,0 +1,35 @@
+// The `evosci-rx` entry: everything, for Node.
+export {
+  AskUserEvent,
+  DecodeError,
+  DecodeIssue,
+  decodeLine,
+  DoneEvent,
+  ErrorEvent,
+  eventCodecs,
+  EvoEvent,
+  EvoSciError,
+  fromJsonl,
+  InterruptEvent,
+  JsonlDecoder,
+  SubagentEndEvent,
+  SubagentStartEvent,
+  SubagentTextEvent,
+  SubagentToolCallEvent,
+  SubagentToolResultEvent,
+  SummarizationEvent,
+  SummarizationStartEvent,
+  TextEvent,
+  ThinkingEvent,
+  ToolCallEvent,
+  ToolResultEvent,
+  ToolSelectionEvent,
+  toJsonl,
+  UnknownEvent,
+  UsageStatsEvent,
+} from './events/index.js';
+export type { DecodeOptions, EvoEventType, EvoSciErrorDetails, JsonlSink, JsonlSource } from './events/index.js';
+export { ExitError } from './errors/ExitError.js';
+export { SpawnError } from './errors/SpawnError.js';
+export { TimeoutError } from './errors/TimeoutError.js';
+export { TruncatedStreamError } from './errors/TruncatedStreamError.js';

@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
+  exports: Record<string, { import: string }>;
+};
+
+/** The browser-safe entries of the package, as its `exports` map names them. */
+const browserEntries = ['./events', './operators'].filter((entry) => entry in pkg.exports);
+
+describe('browser bundles', () => {
+  it('include the events entry', () => {
+    expect(browserEntries).toContain('./events');
+  });
+
+  it.each(browserEntries)('%s bundles for the browser with no Node built-in and no execa', async (entry) => {
+    const result = await build({
+      entryPoints: [`${root}${pkg.exports[entry]!.import}`],
+      bundle: true,
+      platform: 'browser',
+      format: 'esm',
+      write: false,
+      metafile: true,
+      logLevel: 'silent',
+    });
+    const inputs = Object.keys(result.metafile.inputs);
+    expect(inputs.filter((input) => /(^|\/)node_modules\/(execa|cross-spawn)\//.test(input))).toEqual([]);
+    expect(inputs.filter((input) => input.startsWith('node:'))).toEqual([]);
+    expect(inputs.some((input) => input.includes('node_modules/io-ts/'))).toBe(true);
+    expect(result.outputFiles[0]!.text).not.toMatch(/from\s*["'](node:|fs|child_process|stream)["']/);
+  });
+});

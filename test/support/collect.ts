@@ -1,0 +1,30 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { lastValueFrom, toArray, type Observable } from 'rxjs';
+import type { DecodeIssue } from '../../src/events/index.js';
+
+/** Absolute path of a file in `test/fixtures`. */
+export function fixturePath(name: string): string {
+  return fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+}
+
+/** The bytes of a fixture transcript. */
+export function fixtureBytes(name: string): Uint8Array {
+  return new Uint8Array(readFileSync(fixturePath(name)));
+}
+
+/** The parsed `*.truth.json` written beside a fixture by `generate.py`. */
+export function fixtureTruth<T = Record<string, unknown>>(name: string): T {
+  return JSON.parse(readFileSync(fixturePath(name.replace(/\.jsonl$/, '.truth.json')), 'utf8')) as T;
+}
+
+/** Every value of a finite Observable. */
+export function collect<T>(source$: Observable<T>): Promise<T[]> {
+  return lastValueFrom(source$.pipe(toArray()));
+}
+
+/** A diagnostics sink for `onDiagnostic`. */
+export function diagnostics(): { issues: DecodeIssue[]; onDiagnostic: (issue: DecodeIssue) => void } {
+  const issues: DecodeIssue[] = [];
+  return { issues, onDiagnostic: (issue) => issues.push(issue) };
+}
