@@ -29,7 +29,11 @@ export {
   UsageStatsEvent,
 } from './events/index.js';
 export type { DecodeOptions, EvoEventType, EvoSciErrorDetails, JsonlSink, JsonlSource } from './events/index.js';
+export { CancelledError } from './errors/CancelledError.js';
 export { ExitError } from './errors/ExitError.js';
 export { SpawnError } from './errors/SpawnError.js';
 export { TimeoutError } from './errors/TimeoutError.js';
 export { TruncatedStreamError } from './errors/TruncatedStreamError.js';
+export type { ExitInfo } from './process/ExitInfo.js';
+export { run } from './process/run.js';
+export type { RunOptions } from './process/RunOptions.js';

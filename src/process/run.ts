@@ -1,0 +1,182 @@
+import { execa } from 'execa';
+import { Observable } from 'rxjs';
+import { DecodeError } from '../errors/DecodeError.js';
+import type { EvoSciError, EvoSciErrorDetails } from '../errors/EvoSciError.js';
+import { CancelledError } from '../errors/CancelledError.js';
+import { ExitError } from '../errors/ExitError.js';
+import { SpawnError } from '../errors/SpawnError.js';
+import { TimeoutError } from '../errors/TimeoutError.js';
+import { TruncatedStreamError } from '../errors/TruncatedStreamError.js';
+import { JsonlDecoder } from '../decode/JsonlDecoder.js';
+import type { EvoEvent } from '../events/EvoEvent.js';
+import type { UnknownEvent } from '../events/UnknownEvent.js';
+import { buildArgs } from './buildArgs.js';
+import type { ExitInfo } from './ExitInfo.js';
+import { killGroupOnExit } from './killGroupOnExit.js';
+import type { RunOptions } from './RunOptions.js';
+import { signalTree } from './signalTree.js';
+import { StderrLog } from './StderrLog.js';
+
+const DEFAULT_KILL_GRACE_MS = 3000;
+const POSIX = process.platform !== 'win32';
+
+/**
+ * One EvoSci run as a cold Observable of its events.
+ *
+ * Each subscription starts one process (`command --prompt=… --output-format=stream-json …`,
+ * no shell) and emits each event as soon as its line is written. It completes
+ * after a `done` event and exit status 0; otherwise it errors, after every
+ * whole event, with `SpawnError`, `ExitError`, `TruncatedStreamError`,
+ * `TimeoutError`, `CancelledError` or (with `strict`) `DecodeError`.
+ *
+ * Unsubscribing, `timeoutMs` and `signal` stop the process and every process
+ * it started (its process group): SIGTERM, then SIGKILL after `killGraceMs`.
+ * Processes left in the group when the CLI exits are killed, and so are all
+ * runs' groups if Node itself exits.
+ *
+ * ```ts
+ * run({ prompt: 'Summarize attention into notes.md', workdir: '/tmp/task' })
+ *   .pipe(ofType('text'))
+ *   .subscribe((e) => process.stdout.write(e.content));
+ * ```
+ */
+export function run(options: RunOptions & { keepUnknown: true }): Observable<EvoEvent | UnknownEvent>;
+export function run(options: RunOptions): Observable<EvoEvent>;
+export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
+  return new Observable<EvoEvent | UnknownEvent>((subscriber) => {
+    const command = options.command ?? process.env['EVOSCI_BIN'] ?? 'EvoSci';
+    const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+    const stderr = new StderrLog(options.onStderr, options.stderrTailBytes);
+    const details = (more: EvoSciErrorDetails = {}): EvoSciErrorDetails => ({
+      stderrTail: stderr.tail,
+      threadId: stderr.threadId,
+      ...more,
+    });
+
+    let sawDone = false;
+    let lastError: string | undefined;
+    /** Why this side stopped the process; reported once it has exited. */
+    let stopReason: (() => EvoSciError) | undefined;
+    let exited = false;
+    let killTimer: ReturnType<typeof setTimeout> | undefined;
+    let timeoutTimer: ReturnType<typeof setTimeout> | undefined;
+
+    const decoder = new JsonlDecoder(
+      {
+        event: (event) => {
+          if (event.type === 'done') sawDone = true;
+          else if (event.type === 'error') lastError = (event as { message: string }).message;
+          subscriber.next(event);
+        },
+        issue: (issue) => {
+          if (!options.strict) return options.onDiagnostic?.(issue);
+          decoder.stop();
+          stopReason ??= () => new DecodeError(issue, details());
+          stop();
+        },
+      },
+      options,
+    );
+
+    if (options.signal?.aborted) {
+      subscriber.error(new CancelledError('run aborted before it started', { cause: options.signal.reason }));
+      return undefined;
+    }
+
+    const started = Date.now();
+    const child = execa(command, buildArgs(options), {
+      cwd: options.cwd,
+      env: options.env,
+      extendEnv: true,
+      stdin: 'ignore',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      buffer: false,
+      reject: false,
+      detached: POSIX,
+      cleanup: !POSIX,
+      windowsHide: true,
+    });
+    const forget = child.pid === undefined ? undefined : killGroupOnExit(child.pid);
+
+    function stop(reason?: () => EvoSciError): void {
+      stopReason ??= reason;
+      if (exited) return;
+      if (killTimer !== undefined) return;
+      signal('SIGTERM');
+      killTimer = setTimeout(() => signal('SIGKILL'), killGraceMs);
+    }
+    function signal(name: NodeJS.Signals): void {
+      if (child.pid === undefined || !(POSIX ? signalTree(child.pid, name) : child.kill(name))) child.kill(name);
+    }
+
+    child.stdout?.on('data', (chunk: Uint8Array) => decoder.write(chunk));
+    child.stderr?.on('data', (chunk: Uint8Array) => stderr.write(chunk));
+
+    const onAbort = () => stop(() => new CancelledError('run aborted', details({ cause: options.signal?.reason })));
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.timeoutMs !== undefined) {
+      timeoutTimer = setTimeout(
+        () => stop(() => new TimeoutError(`run timed out after ${options.timeoutMs} ms`, details())),
+        options.timeoutMs,
+      );
+    }
+
+    void child.then((result) => {
+      exited = true;
+      clearTimeout(killTimer);
+      clearTimeout(timeoutTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+      // The CLI is gone; whatever it left running in its group goes too.
+      if (child.pid !== undefined && POSIX) signalTree(child.pid, 'SIGKILL');
+      forget?.();
+      decoder.end();
+      stderr.end();
+
+      const exitCode = result.exitCode;
+      const signalName = result.signal;
+      const info: ExitInfo = {
+        exitCode,
+        signal: signalName,
+        durationMs: Date.now() - started,
+        threadId: stderr.threadId,
+        done: sawDone,
+      };
+      options.onExit?.(info);
+      if (subscriber.closed) return;
+
+      if (stopReason) return subscriber.error(stopReason());
+      if (exitCode === undefined && signalName === undefined) {
+        return subscriber.error(
+          new SpawnError(
+            `could not start ${JSON.stringify(command)}${options.cwd ? ` in ${options.cwd}` : ''}: ${
+              (result.cause as Error | undefined)?.message ?? result.shortMessage
+            }`,
+            details({ cause: result.cause }),
+          ),
+        );
+      }
+      if (signalName !== undefined) {
+        return subscriber.error(
+          new ExitError(`${command} was killed by ${signalName}`, details({ signal: signalName })),
+        );
+      }
+      if (exitCode !== 0) {
+        const why = lastError === undefined ? '' : `: ${lastError}`;
+        return subscriber.error(new ExitError(`${command} exited with code ${exitCode}${why}`, details({ exitCode })));
+      }
+      if (!sawDone) {
+        return subscriber.error(
+          new TruncatedStreamError(`${command} exited 0 without a done event`, details({ exitCode })),
+        );
+      }
+      subscriber.complete();
+    });
+
+    return () => {
+      if (!exited) stop();
+      clearTimeout(timeoutTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+    };
+  });
+}

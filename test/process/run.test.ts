@@ -1,0 +1,357 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { catchError, EMPTY, firstValueFrom, mergeMap, range, take, tap, takeUntil, lastValueFrom, toArray, Subject, switchMap } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  CancelledError,
+  DecodeError,
+  EvoSciError,
+  ExitError,
+  fromJsonl,
+  run,
+  SpawnError,
+  TimeoutError,
+  TruncatedStreamError,
+  type DecodeIssue,
+  type EvoEvent,
+  type ExitInfo,
+  type RunOptions,
+} from '../../src/index.js';
+import { fakeEvoSci } from '../../testing/fakeEvoSci.js';
+import type { FakeStep } from '../../testing/FakeStep.js';
+import { collect, fixtureBytes, fixturePath } from '../support/collect.js';
+import { gone, isAlive, readWhenWritten, runHandles, scratch } from '../support/processes.js';
+
+const research = fixturePath('research-run.jsonl');
+const line = (event: object) => JSON.stringify(event);
+const text = (content: string) => line({ type: 'text', content });
+const done = line({ type: 'done', content: 'ok', response: 'ok' });
+
+function fake(steps: FakeStep[], options: Partial<RunOptions> = {}): RunOptions {
+  const { command, env } = fakeEvoSci(steps);
+  return { prompt: 'test', command, ...options, env: { ...env, ...options.env } };
+}
+
+/** Runs to the end; resolves with the events and the error, if any. */
+async function outcome(options: RunOptions): Promise<{ events: EvoEvent[]; error: unknown }> {
+  const events: EvoEvent[] = [];
+  const error = await run(options)
+    .forEach((e) => events.push(e))
+    .then(() => undefined, (err: unknown) => err);
+  return { events, error };
+}
+
+describe('run', () => {
+  const path = scratch();
+  let seq = 0;
+  const file = (name: string) => path(`${seq++}-${name}`);
+
+  it('streams every event of a replayed transcript and completes after done and exit 0', async () => {
+    const stderrLines: string[] = [];
+    let exit: ExitInfo | undefined;
+    const { events, error } = await outcome(
+      fake([{ stderr: '\u001b[1mLoading agent…\u001b[0m' }, { transcript: research }, { resumeHint: 'th-4e1f' }], {
+        onStderr: (l) => stderrLines.push(l),
+        onExit: (info) => (exit = info),
+      }),
+    );
+    expect(error).toBeUndefined();
+    expect(events).toEqual(await collect(fromJsonl(fixtureBytes('research-run.jsonl'))));
+    expect(stderrLines).toEqual(['Loading agent…', 'Resume this session with:', 'EvoSci --resume th-4e1f']);
+    expect(exit).toMatchObject({ exitCode: 0, signal: undefined, threadId: 'th-4e1f', done: true });
+    expect(exit!.durationMs).toBeGreaterThan(0);
+  });
+
+  it('delivers each event as its line is written, before the process ends', async () => {
+    const pidFile = file('record.json');
+    const first = await firstValueFrom(run(fake([{ record: pidFile }, { lines: [text('hi')] }, { hang: true }])));
+    expect(first).toEqual({ type: 'text', content: 'hi' });
+    const { pid } = JSON.parse(await readWhenWritten(pidFile)) as { pid: number };
+    expect(await gone(pid)).toBe(true);
+  });
+
+  it('passes the prompt and options as exact arguments, no shell, stdin at end of input', async () => {
+    const record = file('argv.json');
+    const cwd = path('');
+    for (const prompt of [
+      `it's "quoted" \\ and $(rm -rf ~) and \`whoami\` and $HOME`,
+      '--help',
+      '-p',
+      'line one\nline two\n\ttabbed',
+      'naïve 🚀 語',
+      '',
+    ]) {
+      await outcome(
+        fake([{ record }, { lines: [done] }], {
+          prompt,
+          workdir: '/tmp/task dir',
+          autoMode: false,
+          resume: 'th-1',
+          args: ['--no-thinking', '-m', 'run'],
+          cwd,
+          env: { EXTRA_VAR: 'x y' },
+        }),
+      );
+      const seen = JSON.parse(readFileSync(record, 'utf8')) as { argv: string[]; cwd: string; stdin: string; env: Record<string, string> };
+      expect(seen.argv).toEqual([
+        `--prompt=${prompt}`,
+        '--output-format=stream-json',
+        '--workdir=/tmp/task dir',
+        '--no-auto-mode',
+        '--resume=th-1',
+        '--no-thinking',
+        '-m',
+        'run',
+      ]);
+      expect(seen.stdin).toBe('eof');
+      expect(seen.cwd).toBe(cwd.replace(/\/$/, ''));
+      expect(seen.env['EXTRA_VAR']).toBe('x y');
+      expect(seen.env['PATH']).toBe(process.env['PATH']);
+    }
+  });
+
+  it('omits the optional flags by default and uses EVOSCI_BIN when no command is given', async () => {
+    const record = file('argv.json');
+    const { command, env } = fakeEvoSci([{ record }, { lines: [done] }]);
+    process.env['EVOSCI_BIN'] = command;
+    try {
+      const { error } = await outcome({ prompt: 'p', env });
+      expect(error).toBeUndefined();
+    } finally {
+      delete process.env['EVOSCI_BIN'];
+    }
+    expect((JSON.parse(readFileSync(record, 'utf8')) as { argv: string[] }).argv).toEqual(['--prompt=p', '--output-format=stream-json']);
+  });
+
+  it('is cold: nothing starts before subscription, and each subscription is a process', async () => {
+    const records = [file('a.json'), file('b.json')];
+    const run$ = run(fake([{ record: records[0]! }, { lines: [done] }]));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(() => readFileSync(records[0]!)).toThrow();
+    await collect(run$);
+    const firstPid = (JSON.parse(readFileSync(records[0]!, 'utf8')) as { pid: number }).pid;
+    await collect(run$);
+    const secondPid = (JSON.parse(readFileSync(records[0]!, 'utf8')) as { pid: number }).pid;
+    expect(secondPid).not.toBe(firstPid);
+  });
+
+  it('reports a line cut by a crash without emitting it, then errors with ExitError and the signal', async () => {
+    const issues: DecodeIssue[] = [];
+    const { events, error } = await outcome(
+      fake([{ transcript: research, count: 5 }, { stderr: 'Traceback (most recent call last):' }, { stdout: '{"type": "text", "con' }, { kill: 'SIGKILL' }], {
+        onDiagnostic: (i) => issues.push(i),
+      }),
+    );
+    expect(events).toHaveLength(5);
+    expect(issues.map((i) => [i.line, i.raw])).toEqual([[6, '{"type": "text", "con']]);
+    expect(error).toBeInstanceOf(ExitError);
+    expect(error).toMatchObject({ signal: 'SIGKILL', exitCode: undefined });
+    expect((error as ExitError).message).toMatch(/killed by SIGKILL[\s\S]*Traceback/);
+  });
+
+  it('delivers an error event, then errors with ExitError naming it, the exit code and the stderr tail', async () => {
+    const { events, error } = await outcome(
+      fake([{ lines: [text('a'), line({ type: 'error', message: 'rate limited' })] }, { stderr: 'RuntimeError: 429' }, { exit: 3 }]),
+    );
+    expect(events.map((e) => e.type)).toEqual(['text', 'error']);
+    expect(error).toBeInstanceOf(ExitError);
+    expect(error).toMatchObject({ exitCode: 3, stderrTail: 'RuntimeError: 429' });
+    expect((error as Error).message).toMatch(/exited with code 3: rate limited[\s\S]*RuntimeError: 429/);
+  });
+
+  it('errors with TruncatedStreamError on exit 0 without done', async () => {
+    const { events, error } = await outcome(fake([{ lines: [text('a')] }, { resumeHint: 'th-9' }]));
+    expect(events).toHaveLength(1);
+    expect(error).toBeInstanceOf(TruncatedStreamError);
+    expect(error).toMatchObject({ exitCode: 0, threadId: 'th-9' });
+  });
+
+  it('errors with ExitError when killed by a signal from outside', async () => {
+    const record = file('pid.json');
+    const result = outcome(fake([{ lines: [text('a')] }, { record }, { hang: true }]));
+    const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
+    process.kill(pid, 'SIGTERM');
+    const { events, error } = await result;
+    expect(events).toHaveLength(1);
+    expect(error).toMatchObject({ name: 'ExitError', signal: 'SIGTERM' });
+  });
+
+  it('kills a child that ignores SIGTERM with SIGKILL after killGraceMs when unsubscribed', async () => {
+    const record = file('pid.json');
+    const exits: ExitInfo[] = [];
+    const first = await firstValueFrom(
+      run(fake([{ ignoreSigterm: true }, { record }, { lines: [text('a')] }, { hang: true }], { killGraceMs: 300, onExit: (i) => exits.push(i) })),
+    );
+    expect(first.type).toBe('text');
+    const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
+    await new Promise((r) => setTimeout(r, 100));
+    expect(isAlive(pid)).toBe(true);
+    expect(await gone(pid, 3000)).toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(exits).toEqual([expect.objectContaining({ signal: 'SIGKILL' })]);
+  });
+
+  it.each([false, true])('kills the processes the CLI started (ignoring SIGTERM: %s)', async (stubborn) => {
+    const pidFile = file('grandchild.pid');
+    const run$ = run(fake([{ grandchild: pidFile, ignoreSigterm: stubborn }, { lines: [text('a')] }, { hang: true }], { killGraceMs: 300 }));
+    await firstValueFrom(run$);
+    const grandchild = Number(await readWhenWritten(pidFile));
+    expect(await gone(grandchild, 3000)).toBe(true);
+  });
+
+  it('kills what the CLI left running when it exits on its own', async () => {
+    const pidFile = file('grandchild.pid');
+    const { error } = await outcome(fake([{ grandchild: pidFile }, { lines: [done] }]));
+    expect(error).toBeUndefined();
+    expect(await gone(Number(readFileSync(pidFile, 'utf8')), 3000)).toBe(true);
+  });
+
+  it('stops with TimeoutError after timeoutMs, with the stderr so far', async () => {
+    const record = file('pid.json');
+    const { events, error } = await outcome(
+      fake([{ lines: [text('a')] }, { stderr: 'thinking hard' }, { record }, { hang: true }], { timeoutMs: 400 }),
+    );
+    expect(events).toHaveLength(1);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect((error as TimeoutError).stderrTail).toBe('thinking hard');
+    expect(isAlive((JSON.parse(readFileSync(record, 'utf8')) as { pid: number }).pid)).toBe(false);
+  });
+
+  it('stops with CancelledError when the signal aborts, and does not start when already aborted', async () => {
+    const controller = new AbortController();
+    const record = file('pid.json');
+    const result = outcome(fake([{ record }, { lines: [text('a')] }, { hang: true }], { signal: controller.signal }));
+    const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
+    controller.abort(new Error('user pressed stop'));
+    const { error } = await result;
+    expect(error).toBeInstanceOf(CancelledError);
+    expect((error as CancelledError).cause).toEqual(new Error('user pressed stop'));
+    expect(isAlive(pid)).toBe(false);
+
+    const never = file('never.json');
+    const aborted = await outcome(fake([{ record: never }], { signal: AbortSignal.abort() }));
+    expect(aborted.error).toBeInstanceOf(CancelledError);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(() => readFileSync(never)).toThrow();
+  });
+
+  it('drains 10 MB of stderr without blocking and keeps a bounded tail', async () => {
+    let count = 0;
+    let last = '';
+    const { events, error } = await outcome(
+      fake([{ stderrBytes: 10 * 1024 * 1024 }, { transcript: research }, { stderr: 'last words' }], {
+        onStderr: (l) => {
+          count++;
+          last = l;
+        },
+      }),
+    );
+    expect(error).toBeUndefined();
+    expect(events).toHaveLength(232);
+    // 100-byte filler lines; the unfinished last one runs into 'last words'.
+    expect(count).toBe(Math.floor((10 * 1024 * 1024) / 100) + 1);
+    expect(last).toMatch(/^E+last words$/);
+  });
+
+  it('keeps at most stderrTailBytes of stderr for errors', async () => {
+    const { error } = await outcome(fake([{ stderrBytes: 1024 * 1024 }, { stderr: 'the end' }, { exit: 1 }], { stderrTailBytes: 4096 }));
+    const tail = (error as ExitError).stderrTail;
+    expect(tail.length).toBeLessThanOrEqual(4096);
+    expect(tail.endsWith('the end')).toBe(true);
+  });
+
+  it.each([
+    ['a missing binary', { command: '/nonexistent/EvoSci' }],
+    ['a file that is not executable', { command: fileURLToPath(import.meta.url) }],
+    ['a missing cwd', { command: process.execPath, cwd: '/nonexistent/dir' }],
+  ])('errors promptly with SpawnError for %s', async (_label, options) => {
+    const started = Date.now();
+    const { events, error } = await outcome({ prompt: 'x', ...options });
+    expect(events).toEqual([]);
+    expect(error).toBeInstanceOf(SpawnError);
+    expect(error).toBeInstanceOf(EvoSciError);
+    expect((error as Error).message).toMatch(/could not start/);
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('errors with DecodeError in strict mode and stops the process', async () => {
+    const record = file('pid.json');
+    const { events, error } = await outcome(
+      fake([{ record }, { lines: [text('a'), '{"type": "text"}', text('b')] }, { hang: true }], { strict: true, killGraceMs: 200 }),
+    );
+    expect(events).toEqual([{ type: 'text', content: 'a' }]);
+    expect(error).toBeInstanceOf(DecodeError);
+    expect((error as DecodeError).issue.line).toBe(2);
+    expect(isAlive((JSON.parse(readFileSync(record, 'utf8')) as { pid: number }).pid)).toBe(false);
+  });
+
+  it('stops the replaced run in switchMap and the one cut by takeUntil', async () => {
+    const records = [file('a.json'), file('b.json')];
+    const next$ = new Subject<number>();
+    const stop$ = new Subject<void>();
+    const seen: string[] = [];
+    const done$ = lastValueFrom(
+      next$.pipe(
+        switchMap((i) => run(fake([{ record: records[i]! }, { lines: [text(`run ${i}`)] }, { hang: true }]))),
+        tap((e) => {
+          seen.push((e as { content: string }).content);
+          if (seen.length === 2) stop$.next();
+        }),
+        takeUntil(stop$),
+        toArray(),
+      ),
+    );
+    next$.next(0);
+    const first = JSON.parse(await readWhenWritten(records[0]!)) as { pid: number };
+    while (seen.length === 0) await new Promise((r) => setTimeout(r, 10));
+    next$.next(1);
+    expect(await gone(first.pid)).toBe(true);
+    const second = JSON.parse(await readWhenWritten(records[1]!)) as { pid: number };
+    await done$;
+    expect(await gone(second.pid)).toBe(true);
+    expect(seen).toEqual(['run 0', 'run 1']);
+  });
+
+  it('leaves no process, handle or listener behind after 50 runs with bounded concurrency and cancellation', async () => {
+    const handlesBefore = runHandles().length;
+    const exitListeners = process.listenerCount('exit');
+    const pids: number[] = [];
+    const records: string[] = [];
+    await lastValueFrom(
+      range(0, 50).pipe(
+        mergeMap((i) => {
+          const record = file(`soak-${i}.json`);
+          records.push(record);
+          const steps: FakeStep[] = [{ record }, { lines: [text('a'), text('b')], delayMs: 5 }];
+          const run$ = run(fake(i % 3 === 0 ? [...steps, { hang: true }] : [...steps, { lines: [done] }], { killGraceMs: 200 }));
+          return (i % 3 === 0 ? run$.pipe(take(1)) : run$).pipe(catchError(() => EMPTY));
+        }, 8),
+        toArray(),
+      ),
+    );
+    for (const record of records) pids.push((JSON.parse(readFileSync(record, 'utf8')) as { pid: number }).pid);
+    for (const pid of pids) expect(await gone(pid, 3000)).toBe(true);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(runHandles().length).toBeLessThanOrEqual(handlesBefore);
+    expect(process.listenerCount('exit')).toBe(exitListeners);
+  });
+
+  it('kills its runs when the Node process exits', () => {
+    const pidFile = file('grandchild.pid');
+    const { command, env } = fakeEvoSci([{ grandchild: pidFile }, { lines: [text('a')] }, { hang: true }]);
+    const script = `
+      import { run } from ${JSON.stringify(new URL('../../dist/src/index.js', import.meta.url).href)};
+      run({ prompt: 'x', command: ${JSON.stringify(command)}, env: ${JSON.stringify(env)} })
+        .subscribe(() => process.exit(0));
+    `;
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 });
+    expect(result.status).toBe(0);
+    const grandchild = Number(readFileSync(pidFile, 'utf8'));
+    return gone(grandchild, 3000).then((dead) => expect(dead).toBe(true));
+  });
+});
+
+afterEach(() => {
+  delete process.env['EVOSCI_BIN'];
+});

@@ -1,0 +1,49 @@
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Whether `pid` is a running process; a zombie waiting to be reaped counts as gone. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves `true` once `pid` is gone, `false` if it is still there after `withinMs`. */
+export async function gone(pid: number, withinMs = 5000): Promise<boolean> {
+  const until = Date.now() + withinMs;
+  while (Date.now() < until) {
+    if (!isAlive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return !isAlive(pid);
+}
+
+/** Waits for a file the fake CLI writes, and reads it. */
+export async function readWhenWritten(path: string, withinMs = 5000): Promise<string> {
+  const until = Date.now() + withinMs;
+  while (!existsSync(path) || readFileSync(path, 'utf8') === '') {
+    if (Date.now() > until) throw new Error(`${path} was not written`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return readFileSync(path, 'utf8');
+}
+
+/** A fresh temporary directory, and a path in it. */
+export function scratch(): (name: string) => string {
+  const dir = mkdtempSync(join(tmpdir(), 'evosci-rx-'));
+  return (name) => join(dir, name);
+}
+
+/** The active handles of this process that a run could leak. */
+export function runHandles(): string[] {
+  return process.getActiveResourcesInfo().filter((kind) => /ChildProcess|Pipe|Timeout|Signal|TTYWrap|ProcessWrap/.test(kind));
+}

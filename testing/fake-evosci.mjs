@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+// A stand-in for the EvoSci CLI that replays a script: transcript lines on
+// stdout, stderr output, pauses, crashes, signals. Its script is the JSON in
+// the EVOSCI_FAKE environment variable; `fakeEvoSci()` writes it.
+import { spawn } from 'node:child_process';
+import { closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const script = JSON.parse(process.env.EVOSCI_FAKE ?? '{"steps": []}');
+
+function write(stream, data) {
+  if (stream.write(data)) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onError = (err) => {
+      stream.off('drain', onDrain);
+      reject(err);
+    };
+    const onDrain = () => {
+      stream.off('error', onError);
+      resolve();
+    };
+    stream.once('drain', onDrain);
+    stream.once('error', onError);
+  });
+}
+
+function transcriptLines(step) {
+  if (step.lines) return step.lines.map((line) => (line.endsWith('\n') ? line : `${line}\n`));
+  const text = readFileSync(step.transcript, 'utf8');
+  return text.split(/(?<=\n)/).filter((line) => line.trim() !== '');
+}
+
+function stdinState() {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('open'), 2000);
+    process.stdin.on('error', () => { clearTimeout(timer); resolve('error'); });
+    process.stdin.on('end', () => { clearTimeout(timer); resolve('eof'); });
+    process.stdin.resume();
+  });
+}
+
+const steps = {
+  async record({ record }) {
+    const stdin = await stdinState();
+    writeFileSync(record, JSON.stringify({ pid: process.pid, argv: process.argv.slice(2), cwd: process.cwd(), stdin, env: process.env }));
+  },
+  async transcript(step) {
+    const lines = transcriptLines(step);
+    const limit = step.count ?? lines.length;
+    for (let i = 0; i < limit && i < lines.length; i++) {
+      if (step.delayMs) await sleep(step.delayMs);
+      // Timestamped events let a reader measure write-to-read latency.
+      const line = step.stamp ? lines[i].replace(/}\s*$/, `, "written_at": ${performance.timeOrigin + performance.now()}}\n`) : lines[i];
+      await write(process.stdout, line);
+    }
+  },
+  async lines(step) { await steps.transcript(step); },
+  async stdout({ stdout }) { await write(process.stdout, stdout); },
+  async stdoutBytes({ stdoutBytes }) { await write(process.stdout, Buffer.from(stdoutBytes)); },
+  async bigLine({ bigLine }) {
+    const chunk = 'x'.repeat(1 << 20);
+    await write(process.stdout, '{"type": "tool_result", "name": "read_file", "success": true, "content": "');
+    for (let left = bigLine; left > 0; left -= chunk.length) await write(process.stdout, left >= chunk.length ? chunk : chunk.slice(0, left));
+    await write(process.stdout, '"}\n');
+  },
+  async stderr({ stderr }) { await write(process.stderr, stderr.endsWith('\n') ? stderr : `${stderr}\n`); },
+  async stderrBytes({ stderrBytes }) {
+    const line = `${'E'.repeat(99)}\n`.repeat(1000);
+    for (let left = stderrBytes; left > 0; left -= line.length) await write(process.stderr, line.slice(0, Math.min(left, line.length)));
+  },
+  async resumeHint({ resumeHint }) {
+    await write(process.stderr, `\u001b[2mResume this session with:\u001b[0m\n\u001b[1;36mEvoSci --resume ${resumeHint}\u001b[0m\n`);
+  },
+  async sleep({ sleep: ms }) { await sleep(ms); },
+  async ignoreSigterm() { process.on('SIGTERM', () => {}); },
+  async grandchild({ grandchild, ignoreSigterm }) {
+    const code = `${ignoreSigterm ? "process.on('SIGTERM', () => {});" : ''} setInterval(() => {}, 1000);`;
+    // Unref'd, as a tool started in the background: the CLI may exit before it.
+    const child = spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
+    child.unref();
+    writeFileSync(grandchild, String(child.pid));
+  },
+  async closeStdout() { closeSync(1); },
+  async kill({ kill }) {
+    process.kill(process.pid, kill);
+    await sleep(10_000);
+  },
+  async hang() { await new Promise(() => setInterval(() => {}, 1000)); },
+};
+
+for (const step of script.steps ?? []) {
+  if ('exit' in step) {
+    process.exitCode = step.exit;
+    break;
+  }
+  const name = Object.keys(step).find((key) => key in steps);
+  if (!name) throw new Error(`fake-evosci: unknown step ${JSON.stringify(step)}`);
+  await steps[name](step);
+}
