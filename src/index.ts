@@ -37,3 +37,19 @@ export { TruncatedStreamError } from './errors/TruncatedStreamError.js';
 export type { ExitInfo } from './process/ExitInfo.js';
 export { run } from './process/run.js';
 export type { RunOptions } from './process/RunOptions.js';
+export {
+  accumulateText,
+  groupSubagents,
+  ofType,
+  pairToolCalls,
+  summarize,
+  sumUsage,
+} from '../operators/index.js';
+export type {
+  DelegationSummary,
+  RunSummary,
+  SubagentEvent,
+  SubagentRun,
+  ToolInvocation,
+  UsageTotals,
+} from '../operators/index.js';

@@ -1,0 +1,40 @@
+import { filter, map, scan, type OperatorFunction } from 'rxjs';
+import type { DoneEvent } from '../src/events/DoneEvent.js';
+import type { EvoEvent } from '../src/events/EvoEvent.js';
+import type { TextEvent } from '../src/events/TextEvent.js';
+import type { UnknownEvent } from '../src/events/UnknownEvent.js';
+
+interface Text {
+  text: string;
+  changed: boolean;
+}
+
+/**
+ * The main agent's running text: emitted after each `text` delta, and once
+ * more with `done.response` when that arrives and differs (it is the
+ * authoritative final text). Sub-agent text is not included.
+ *
+ * ```ts
+ * run$.pipe(accumulateText()).subscribe((text) => (panel.textContent = text));
+ * ```
+ *
+ * ```
+ * source:           --t(He)--t(llo)--d(Hello!)--|
+ * accumulateText(): --He-----Hello---Hello!-----|
+ * ```
+ */
+export function accumulateText(): OperatorFunction<EvoEvent | UnknownEvent, string> {
+  return (source) =>
+    source.pipe(
+      filter((event): event is TextEvent | DoneEvent => event.type === 'text' || event.type === 'done'),
+      scan<TextEvent | DoneEvent, Text>(
+        (state, event) => {
+          const text = event.type === 'text' ? state.text + event.content : event.response;
+          return { text, changed: event.type === 'text' || text !== state.text };
+        },
+        { text: '', changed: false },
+      ),
+      filter((state) => state.changed),
+      map((state) => state.text),
+    );
+}

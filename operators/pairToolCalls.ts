@@ -1,0 +1,50 @@
+import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import type { EvoEvent } from '../src/events/EvoEvent.js';
+import type { UnknownEvent } from '../src/events/UnknownEvent.js';
+import { ToolCallTracker } from './ToolCallTracker.js';
+import type { ToolInvocation } from './ToolInvocation.js';
+
+/**
+ * Pairs tool calls with their results, main-agent and sub-agent alike, and
+ * emits a `ToolInvocation` snapshot each time one changes: when a call is
+ * first seen (`running`), when a re-sent call brings new arguments, when its
+ * result lands (`succeeded` / `failed`), and, when the source completes, for
+ * each call still open (`unfinished`).
+ *
+ * The producer re-sends every call of the run before each result; a re-send
+ * updates its invocation and never opens another. Results pair by `id`; one
+ * without an id closes the oldest open call of the same name (in the same
+ * sub-agent). Timestamps come from `scheduler` (virtual time in tests).
+ *
+ * ```ts
+ * run$.pipe(pairToolCalls()).subscribe((inv) => ui.setTool(inv.key, inv.status, inv.name));
+ * ```
+ *
+ * ```
+ * source:          --c1--c2--c1'--r1--c1--c2--r2--|    c1': c1 re-sent with full args
+ * pairToolCalls(): --a---b---c----d-----------e---|    a: c1 running, b: c2 running,
+ *                                                      c: c1 new args, d: c1 succeeded, e: c2 failed
+ * source:          --c1--|
+ * pairToolCalls(): --a---(u|)                          u: c1 unfinished
+ * ```
+ */
+export function pairToolCalls(
+  options: { readonly scheduler?: SchedulerLike } = {},
+): OperatorFunction<EvoEvent | UnknownEvent, ToolInvocation> {
+  const scheduler = options.scheduler ?? asyncScheduler;
+  return (source) =>
+    new Observable<ToolInvocation>((subscriber) => {
+      const tracker = new ToolCallTracker(() => scheduler.now());
+      return source.subscribe({
+        next: (event) => {
+          const snapshot = tracker.push(event as EvoEvent);
+          if (snapshot) subscriber.next(snapshot);
+        },
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => {
+          for (const snapshot of tracker.finish()) subscriber.next(snapshot);
+          subscriber.complete();
+        },
+      });
+    });
+}

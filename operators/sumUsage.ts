@@ -1,0 +1,33 @@
+import { filter, scan, type OperatorFunction } from 'rxjs';
+import type { EvoEvent } from '../src/events/EvoEvent.js';
+import type { UnknownEvent } from '../src/events/UnknownEvent.js';
+import type { UsageStatsEvent } from '../src/events/UsageStatsEvent.js';
+import type { UsageTotals } from './UsageTotals.js';
+
+/**
+ * The running token totals, emitted after each `usage_stats` event (one per
+ * main-agent model call).
+ *
+ * ```ts
+ * run$.pipe(sumUsage()).subscribe(({ totalTokens }) => (counter.textContent = `${totalTokens} tokens`));
+ * ```
+ *
+ * ```
+ * source:     --u(10,2)--t--u(5,1)--|
+ * sumUsage(): --a-----------b-------|     a: {10, 2, 12}, b: {15, 3, 18}
+ * ```
+ */
+export function sumUsage(): OperatorFunction<EvoEvent | UnknownEvent, UsageTotals> {
+  return (source) =>
+    source.pipe(
+      filter((event): event is UsageStatsEvent => event.type === 'usage_stats'),
+      scan<UsageStatsEvent, UsageTotals>(
+        (sum, { input_tokens, output_tokens }) => ({
+          inputTokens: sum.inputTokens + input_tokens,
+          outputTokens: sum.outputTokens + output_tokens,
+          totalTokens: sum.totalTokens + input_tokens + output_tokens,
+        }),
+        { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      ),
+    );
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { from, lastValueFrom, map, mergeMap, Subject, toArray, type Observable } from 'rxjs';
+import type { EvoEvent } from '../../src/index.js';
+import { groupSubagents, type SubagentEvent, type SubagentRun } from '../../operators/index.js';
+import { events as ev } from '../../testing/events.js';
+import { marbles } from '../support/marbles.js';
+
+const task = (id: string, subagentType?: string) =>
+  ev.toolCall('task', subagentType ? { subagent_type: subagentType, description: `do ${id}` } : {}, id);
+const taskDone = (id?: string) => ev.toolResult('task', 'finished', { id });
+
+/** Each delegation's name at the end and the events it received. */
+async function delegations(events: EvoEvent[]): Promise<{ key: string; name: string; events: SubagentEvent[] }[]> {
+  const runs: SubagentRun[] = [];
+  const grouped = await lastValueFrom(
+    from(events).pipe(
+      groupSubagents(),
+      mergeMap((run) => {
+        runs.push(run);
+        return run.events$.pipe(toArray(), map((received) => ({ run, received })));
+      }),
+      toArray(),
+    ),
+  );
+  return runs.map((run) => ({ key: run.key, name: run.name, events: grouped.find((g) => g.run === run)!.received }));
+}
+
+describe('groupSubagents', () => {
+  it('emits a run at its start and routes its events to events$, which completes at subagent_end', () => {
+    marbles().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const values = {
+        k: task('t1', 'research-agent'),
+        s: ev.subagentStart('research-agent', 'find papers'),
+        c: ev.subagentToolCall('research-agent', 'search', { q: 'x' }, 's1'),
+        r: ev.subagentToolResult('research-agent', 'search', 'hits', { id: 's1' }),
+        x: ev.subagentText('research-agent', 'found 3'),
+        d: taskDone('t1'),
+        e: ev.subagentEnd('research-agent'),
+        t: ev.text('main'),
+      };
+      const source = cold<EvoEvent>('-k-s-c-t-r-x-d-e-t-|', values);
+      const runs = source.pipe(groupSubagents());
+      const outer: Observable<string> = runs.pipe(map((run) => `${run.key}:${run.name}:${run.description}:${run.taskCallId}`));
+      expectObservable(outer).toBe('---a---------------|', { a: 't1:research-agent:find papers:t1' });
+      expectObservable(runs.pipe(mergeMap((run) => run.events$))).toBe('-----c---r-x-------|', values);
+      expectObservable(runs.pipe(mergeMap((run) => run.events$.pipe(toArray())))).toBe('---------------(a)-|', {
+        a: [values.c, values.r, values.x],
+      });
+      expectSubscriptions(source.subscriptions).toBe(['^------------------!', '^------------------!', '^------------------!']);
+    });
+  });
+
+  it('completes empty on an empty source', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      expectObservable(cold<EvoEvent>('--|').pipe(groupSubagents())).toBe('--|');
+    });
+  });
+
+  it('completes the open delegations when the source completes', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      const values = { s: ev.subagentStart('a'), x: ev.subagentText('a', 'hi') };
+      const runs = cold<EvoEvent>('-s-x--|', values).pipe(groupSubagents());
+      expectObservable(runs.pipe(mergeMap((run) => run.events$.pipe(toArray())))).toBe('------(a|)', { a: [values.x] });
+    });
+  });
+
+  it('errors the outer Observable and completes open events$ when the source errors', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      const values = { s: ev.subagentStart('a'), x: ev.subagentText('a', 'hi') };
+      const runs = cold<EvoEvent>('-s-x--#', values, new Error('killed')).pipe(groupSubagents());
+      expectObservable(runs.pipe(map((r) => r.name))).toBe('-a----#', { a: 'a' }, new Error('killed'));
+      expectObservable(runs.pipe(mergeMap((run) => run.events$.pipe(toArray())))).toBe('------(a#)', { a: [values.x] }, new Error('killed'));
+    });
+  });
+
+  it('unsubscribes from the source when unsubscribed early', () => {
+    marbles().run(({ hot, expectObservable, expectSubscriptions }) => {
+      const source = hot<EvoEvent>('-s-x-s-|', { s: ev.subagentStart('a'), x: ev.subagentText('a', 'hi') });
+      expectObservable(source.pipe(groupSubagents(), map((r) => r.name)), '^--!').toBe('-a--', { a: 'a' });
+      expectSubscriptions(source.subscriptions).toBe('^--!');
+    });
+  });
+
+  it('renames a delegation on a second subagent_start for the same task call', async () => {
+    const events: EvoEvent[] = [
+      task('t1'),
+      ev.subagentStart('sub-agent', 'Outline a surv'),
+      task('t1', 'planner-agent'),
+      ev.subagentStart('planner-agent', 'Outline a survey of sparse attention'),
+      ev.subagentText('planner-agent', 'plan'),
+      taskDone('t1'),
+      ev.subagentEnd('planner-agent'),
+    ];
+    const runs = await delegations(events);
+    expect(runs).toEqual([{ key: 't1', name: 'planner-agent', events: [events[4]] }]);
+  });
+
+  it('keeps parallel same-name delegations apart by task call, instance_id and call id', async () => {
+    const events: EvoEvent[] = [
+      task('t1', 'research-agent'),
+      ev.subagentStart('research-agent', 'dense retrievers'),
+      task('t2', 'research-agent'),
+      ev.subagentStart('research-agent', 'rerankers'),
+      ev.subagentToolCall('research-agent', 'search', {}, 'a1'),
+      ev.subagentText('research-agent', 'dense…', 'i-1'),
+      ev.subagentText('research-agent', 'rerank…', 'i-2'),
+      ev.subagentToolCall('research-agent', 'search', { q: 'dense' }, 'a1'),
+      ev.subagentToolResult('research-agent', 'search', 'hits', { id: 'a1' }),
+      ev.subagentText('research-agent', 'more rerank', 'i-2'),
+      taskDone('t2'),
+      ev.subagentEnd('research-agent'),
+      ev.subagentText('research-agent', 'last dense', 'i-1'),
+      taskDone('t1'),
+      ev.subagentEnd('research-agent'),
+    ];
+    const runs = await delegations(events);
+    expect(runs.map((r) => [r.key, r.name, r.events.map((e) => events.indexOf(e))])).toEqual([
+      ['t1', 'research-agent', [4, 5, 7, 8, 12]],
+      ['t2', 'research-agent', [6, 9]],
+    ]);
+  });
+
+  it('never drops an event: one with no delegation of its name starts one of its own', async () => {
+    const events: EvoEvent[] = [ev.subagentText('stray-agent', 'hello'), ev.subagentEnd('stray-agent'), ev.subagentEnd('nobody')];
+    const runs = await delegations(events);
+    expect(runs).toEqual([{ key: 'subagent#1', name: 'stray-agent', events: [events[0]] }]);
+  });
+
+  it('keeps no state between subscriptions', async () => {
+    const source = new Subject<EvoEvent>();
+    const grouped = source.pipe(groupSubagents(), map((r) => r.key));
+    const first = lastValueFrom(grouped.pipe(toArray()));
+    source.next(task('t1', 'a'));
+    source.next(ev.subagentStart('a'));
+    source.complete();
+    expect(await first).toEqual(['t1']);
+    expect(await lastValueFrom(grouped.pipe(toArray()))).toEqual([]);
+  });
+});

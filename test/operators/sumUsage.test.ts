@@ -1,0 +1,49 @@
+import { describe, it } from 'vitest';
+import type { EvoEvent } from '../../src/index.js';
+import { sumUsage } from '../../operators/index.js';
+import { events as ev } from '../../testing/events.js';
+import { marbles } from '../support/marbles.js';
+
+const values = { u: ev.usage(100, 20), v: ev.usage(5, 1), t: ev.text('x') };
+const totals = {
+  a: { inputTokens: 100, outputTokens: 20, totalTokens: 120 },
+  b: { inputTokens: 105, outputTokens: 21, totalTokens: 126 },
+};
+
+describe('sumUsage', () => {
+  it('emits running totals after each usage_stats event', () => {
+    marbles().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold<EvoEvent>('-u-t-v-|', values);
+      expectObservable(source.pipe(sumUsage())).toBe('-a---b-|', totals);
+      expectSubscriptions(source.subscriptions).toBe('^------!');
+    });
+  });
+
+  it('completes empty on a source without usage', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      expectObservable(cold<EvoEvent>('-t-|', values).pipe(sumUsage())).toBe('---|');
+    });
+  });
+
+  it('passes errors on', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      expectObservable(cold<EvoEvent>('-u-#', values).pipe(sumUsage())).toBe('-a-#', totals);
+    });
+  });
+
+  it('unsubscribes from the source when unsubscribed early', () => {
+    marbles().run(({ hot, expectObservable, expectSubscriptions }) => {
+      const source = hot<EvoEvent>('-u-v-|', values);
+      expectObservable(source.pipe(sumUsage()), '^-!').toBe('-a-', totals);
+      expectSubscriptions(source.subscriptions).toBe('^-!');
+    });
+  });
+
+  it('starts from zero on each subscription', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      const summed = cold<EvoEvent>('-u-v-|', values).pipe(sumUsage());
+      expectObservable(summed).toBe('-a-b-|', totals);
+      expectObservable(summed).toBe('-a-b-|', totals);
+    });
+  });
+});
