@@ -3,9 +3,13 @@
  * steps run out (exit status 0) or at an `exit` step.
  */
 export type FakeStep =
-  /** Write the lines of a JSONL file, or the given lines, to stdout; `delayMs` before each; `count` stops early; `stamp` adds `written_at` (ms since the epoch). */
-  | { readonly transcript: string; readonly delayMs?: number; readonly count?: number; readonly stamp?: boolean }
-  | { readonly lines: readonly string[]; readonly delayMs?: number; readonly count?: number; readonly stamp?: boolean }
+  /**
+   * Write the lines of a JSONL file, or the given lines, to stdout. Before
+   * each: `delayByType[type]`, else `delayMs`. `count` stops early; `stamp`
+   * adds `written_at` (ms since the epoch) to each event.
+   */
+  | ({ readonly transcript: string } & Pacing)
+  | ({ readonly lines: readonly string[] } & Pacing)
   /** Write text (for instance half a line) or raw bytes to stdout. */
   | { readonly stdout: string }
   | { readonly stdoutBytes: readonly number[] }
@@ -30,3 +34,10 @@ export type FakeStep =
   /** Write `{ pid, argv, cwd, stdin: 'eof' | 'open', env }` as JSON to this file. */
   | { readonly record: string }
   | { readonly exit: number };
+
+interface Pacing {
+  readonly delayMs?: number;
+  readonly delayByType?: Readonly<Record<string, number>>;
+  readonly count?: number;
+  readonly stamp?: boolean;
+}

@@ -48,7 +48,8 @@ const steps = {
     const lines = transcriptLines(step);
     const limit = step.count ?? lines.length;
     for (let i = 0; i < limit && i < lines.length; i++) {
-      if (step.delayMs) await sleep(step.delayMs);
+      const delay = step.delayByType?.[JSON.parse(lines[i]).type] ?? step.delayMs;
+      if (delay) await sleep(delay);
       // Timestamped events let a reader measure write-to-read latency.
       const line = step.stamp ? lines[i].replace(/}\s*$/, `, "written_at": ${performance.timeOrigin + performance.now()}}\n`) : lines[i];
       await write(process.stdout, line);

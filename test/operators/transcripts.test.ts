@@ -23,10 +23,11 @@ const transcripts = [
   'research-run.jsonl',
   'research-run.utf8-crlf.jsonl',
   'legacy-run.jsonl',
-  'interrupt-run.jsonl',
   'interrupt-approval.jsonl',
   'error-run.jsonl',
-  'demo-run.jsonl',
+  'examples/transcripts/interrupt-run.jsonl',
+  'examples/transcripts/resumed-run.jsonl',
+  'examples/transcripts/demo-run.jsonl',
 ];
 
 describe.each(transcripts)('operators on %s', (name) => {

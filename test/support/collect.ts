@@ -3,9 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray, type Observable } from 'rxjs';
 import type { DecodeIssue } from '../../src/events/index.js';
 
-/** Absolute path of a file in `test/fixtures`. */
+/** Absolute path of a file in `test/fixtures`, or of `examples/…` when the name says so. */
 export function fixturePath(name: string): string {
-  return fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+  return fileURLToPath(new URL(name.startsWith('examples/') ? `../../${name}` : `../fixtures/${name}`, import.meta.url));
 }
 
 /** The bytes of a fixture transcript. */
