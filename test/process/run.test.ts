@@ -315,7 +315,11 @@ describe('run', () => {
 
   it('leaves no process, handle or listener behind after 50 runs with bounded concurrency and cancellation', async () => {
     const handlesBefore = runHandles().length;
-    const exitListeners = process.listenerCount('exit');
+    const hooks = (): unknown[] => [
+      ...process.listeners('exit'),
+      ...(['SIGINT', 'SIGTERM', 'SIGHUP'] as const).flatMap((signal) => process.listeners(signal)),
+    ];
+    const hooksBefore = hooks();
     const pids: number[] = [];
     const records: string[] = [];
     await lastValueFrom(
@@ -334,7 +338,7 @@ describe('run', () => {
     for (const pid of pids) expect(await gone(pid, 3000)).toBe(true);
     await new Promise((r) => setTimeout(r, 400));
     expect(runHandles().length).toBeLessThanOrEqual(handlesBefore);
-    expect(process.listenerCount('exit')).toBe(exitListeners);
+    expect(hooks().filter((listener) => !hooksBefore.includes(listener))).toEqual([]);
   });
 
   it('kills its runs when the Node process exits', () => {
@@ -354,4 +358,47 @@ describe('run', () => {
 
 afterEach(() => {
   delete process.env['EVOSCI_BIN'];
+});
+
+describe('run and the app’s own signal handling', () => {
+  it('leaves a Ctrl-C the app handles to the app: it can stop its runs and exit normally', async () => {
+    const path = scratch();
+    const pidFile = path('grandchild.pid');
+    const { command, env } = fakeEvoSci([{ grandchild: pidFile }, { lines: [text('a')] }, { hang: true }]);
+    const script = `
+      import { fromEvent, takeUntil } from 'rxjs';
+      import { run } from ${JSON.stringify(new URL('../../dist/src/index.js', import.meta.url).href)};
+      run({ prompt: 'x', command: ${JSON.stringify(command)}, env: ${JSON.stringify(env)}, killGraceMs: 300 })
+        .pipe(takeUntil(fromEvent(process, 'SIGINT')))
+        .subscribe({ next: () => process.stdout.write('started\\n'), complete: () => process.stdout.write('stopped\\n') });
+    `;
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../../', import.meta.url)) });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out === 'started\n') child.kill('SIGINT');
+    });
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])));
+    expect([code, signal]).toEqual([0, null]);
+    expect(out).toBe('started\nstopped\n');
+    expect(await gone(Number(readFileSync(pidFile, 'utf8')), 3000)).toBe(true);
+  });
+
+  it('kills its runs when the app dies of a signal it does not handle', async () => {
+    const path = scratch();
+    const pidFile = path('grandchild.pid');
+    const { command, env } = fakeEvoSci([{ grandchild: pidFile }, { lines: [text('a')] }, { hang: true }]);
+    const script = `
+      import { run } from ${JSON.stringify(new URL('../../dist/src/index.js', import.meta.url).href)};
+      run({ prompt: 'x', command: ${JSON.stringify(command)}, env: ${JSON.stringify(env)} })
+        .subscribe(() => process.stdout.write('started\\n'));
+    `;
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script]);
+    child.stdout.once('data', () => child.kill('SIGTERM'));
+    const signal = await new Promise((resolve) => child.on('close', (_c, s) => resolve(s)));
+    expect(signal).toBe('SIGTERM');
+    expect(await gone(Number(readFileSync(pidFile, 'utf8')), 3000)).toBe(true);
+  });
 });

@@ -1,0 +1,72 @@
+import { createLogUpdate } from 'log-update';
+import spinners from 'cli-spinners';
+import pc from 'picocolors';
+import type { Observable } from 'rxjs';
+import type { EvoEvent } from '../src/events/EvoEvent.js';
+import type { UnknownEvent } from '../src/events/UnknownEvent.js';
+import type { RunSummary } from '../operators/RunSummary.js';
+import { describeAction } from './describeAction.js';
+import { formatting } from './formatting.js';
+import { initialView } from './initialView.js';
+import type { LiveViewOptions } from './LiveViewOptions.js';
+import { reduceView } from './reduceView.js';
+import { renderFrame } from './renderFrame.js';
+import { viewActions } from './viewActions.js';
+import type { ViewState } from './ViewState.js';
+
+/**
+ * Shows a run in the terminal until it ends, then prints the final response
+ * and a summary line. Resolves with the run's summary, or rejects with the
+ * run's error once it is shown. On a TTY the view is redrawn in place (tools
+ * with spinners, the sub-agent tree, the streaming text, a token counter);
+ * elsewhere each finished tool and sub-agent is one line.
+ *
+ * ```ts
+ * await liveView(run({ prompt: 'Summarize attention into notes.md' }));
+ * ```
+ */
+export function liveView(events$: Observable<EvoEvent | UnknownEvent>, options: LiveViewOptions = {}): Promise<RunSummary | undefined> {
+  const output = options.output ?? process.stdout;
+  const interactive = options.interactive ?? Boolean(output.isTTY);
+  const c = pc.createColors(interactive || pc.isColorSupported);
+  const write = (line: string) => output.write(`${line}\n`);
+  const { frames, interval } = spinners.dots;
+  const log = interactive ? createLogUpdate(output, { showCursor: false }) : undefined;
+  let state: ViewState = initialView;
+  let tick = 0;
+  const draw = () =>
+    log?.(renderFrame(state, c, frames[tick++ % frames.length]!, { columns: output.columns ?? 100, rows: output.rows ?? 30 }));
+  const timer = log ? setInterval(draw, interval) : undefined;
+
+  const finish = () => {
+    clearInterval(timer);
+    if (log) {
+      draw();
+      log.done();
+    }
+    const response = state.summary?.response ?? state.text;
+    if (response) write(`\n${c.bold('Response')}\n${response}\n`);
+    if (state.summary) write(c.dim(formatting.summaryLine(state.summary)));
+  };
+
+  return new Promise((resolve, reject) => {
+    events$.pipe(viewActions()).subscribe({
+      next: (action) => {
+        state = reduceView(state, action);
+        if (!log) {
+          const line = describeAction(action, c, output.columns ?? 100);
+          if (line !== undefined) write(line);
+        }
+      },
+      error: (err: unknown) => {
+        finish();
+        write(c.red(`\n${err instanceof Error ? err.message : String(err)}`));
+        reject(err);
+      },
+      complete: () => {
+        finish();
+        resolve(state.summary);
+      },
+    });
+  });
+}
