@@ -27,6 +27,8 @@ export interface RunOptions extends DecodeOptions {
   readonly killGraceMs?: number;
   /** Each stderr line, ANSI codes stripped. */
   readonly onStderr?: (line: string) => void;
+  /** Called once the process has started, with its id (also the id of its process group on POSIX). */
+  readonly onSpawn?: (pid: number) => void;
   /** Called once when the process has ended, however it ended. */
   readonly onExit?: (info: ExitInfo) => void;
   /** Characters of stderr kept for errors. Default 64 KiB. */

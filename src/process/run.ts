@@ -98,6 +98,7 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
       windowsHide: true,
     });
     const forget = child.pid === undefined ? undefined : killGroupOnExit(child.pid);
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
 
     function stop(reason?: () => EvoSciError): void {
       stopReason ??= reason;
@@ -136,6 +137,7 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
       const exitCode = result.exitCode;
       const signalName = result.signal;
       const info: ExitInfo = {
+        pid: child.pid,
         exitCode,
         signal: signalName,
         durationMs: Date.now() - started,

@@ -50,12 +50,18 @@ describe('run', () => {
   it('streams every event of a replayed transcript and completes after done and exit 0', async () => {
     const stderrLines: string[] = [];
     let exit: ExitInfo | undefined;
+    let spawned: number | undefined;
+    const record = file('pid.json');
     const { events, error } = await outcome(
-      fake([{ stderr: '\u001b[1mLoading agent…\u001b[0m' }, { transcript: research }, { resumeHint: 'th-4e1f' }], {
+      fake([{ stderr: '\u001b[1mLoading agent…\u001b[0m' }, { record }, { transcript: research }, { resumeHint: 'th-4e1f' }], {
         onStderr: (l) => stderrLines.push(l),
+        onSpawn: (pid) => (spawned = pid),
         onExit: (info) => (exit = info),
       }),
     );
+    const { pid } = JSON.parse(readFileSync(record, 'utf8')) as { pid: number };
+    expect(spawned).toBe(pid);
+    expect(exit?.pid).toBe(pid);
     expect(error).toBeUndefined();
     expect(events).toEqual(await collect(fromJsonl(fixtureBytes('research-run.jsonl'))));
     expect(stderrLines).toEqual(['Loading agent…', 'Resume this session with:', 'EvoSci --resume th-4e1f']);
