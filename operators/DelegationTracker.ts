@@ -182,27 +182,38 @@ export class DelegationTracker {
   }
 
   private owner(event: SubagentEvent): State {
-    let candidates = this.open.filter((s) => s.delegation.name === event.subagent);
-    if (candidates.length === 0) candidates = this.open.filter((s) => s.delegation.name === PLACEHOLDER);
-    if (candidates.length === 0) return this.begin(event.subagent, '', undefined);
-    if (candidates.length === 1) return candidates[0]!;
+    // Most events have a single candidate: find it without building a list.
+    let first: State | undefined;
+    let several = false;
+    for (const s of this.open) {
+      if (s.delegation.name !== event.subagent) continue;
+      if (first) {
+        several = true;
+        break;
+      }
+      first = s;
+    }
+    if (!first) first = this.open.find((s) => s.delegation.name === PLACEHOLDER);
+    if (!first) return this.begin(event.subagent, '', undefined);
+    if (!several) return first;
+    const candidates = this.open.filter((s) => s.delegation.name === event.subagent);
     if (event.type === 'subagent_text') {
       const instance = event.instance_id;
       if (instance !== undefined) {
         return (
           candidates.find((s) => s.instanceIds.has(instance)) ??
           candidates.find((s) => s.instanceIds.size === 0) ??
-          candidates[0]!
+          first
         );
       }
-      return candidates[0]!;
+      return first;
     }
     const id = event.id ?? '';
     const byId = id === '' ? undefined : this.callOwners.get(id);
     if (byId && candidates.includes(byId)) return byId;
     if (event.type === 'subagent_tool_result') {
-      return candidates.find((s) => (s.openCalls.get(event.name) ?? 0) > 0) ?? candidates[0]!;
+      return candidates.find((s) => (s.openCalls.get(event.name) ?? 0) > 0) ?? first;
     }
-    return candidates[0]!;
+    return first;
   }
 }

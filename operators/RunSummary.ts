@@ -1,7 +1,7 @@
 import type { AskUserEvent } from '../src/events/AskUserEvent.js';
 import type { InterruptEvent } from '../src/events/InterruptEvent.js';
 import type { DelegationSummary } from './DelegationSummary.js';
-import type { ToolInvocation } from './ToolInvocation.js';
+import type { InvocationSummary } from './InvocationSummary.js';
 import type { UsageTotals } from './UsageTotals.js';
 
 /** Everything a run did, as `summarize` reports it at completion. */
@@ -12,7 +12,7 @@ export interface RunSummary {
   readonly text: string;
   readonly usage: UsageTotals;
   /** Every invocation in its final state, in the order first seen. */
-  readonly invocations: readonly ToolInvocation[];
+  readonly invocations: readonly InvocationSummary[];
   /** Every delegation, in start order. */
   readonly delegations: readonly DelegationSummary[];
   /** The messages of `error` events. */

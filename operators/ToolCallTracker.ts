@@ -3,16 +3,40 @@ import type { SubagentToolCallEvent } from '../src/events/SubagentToolCallEvent.
 import type { SubagentToolResultEvent } from '../src/events/SubagentToolResultEvent.js';
 import type { ToolCallEvent } from '../src/events/ToolCallEvent.js';
 import type { ToolResultEvent } from '../src/events/ToolResultEvent.js';
+import { sameJson } from './sameJson.js';
 import type { ToolInvocation } from './ToolInvocation.js';
-
-interface Open {
-  snapshot: ToolInvocation;
-  argsJson: string;
-  scope: string;
-}
 
 type Call = ToolCallEvent | SubagentToolCallEvent;
 type Result = ToolResultEvent | SubagentToolResultEvent;
+
+/** Every snapshot is built here, with one property order, so they all share one object shape. */
+function snapshot(
+  key: string,
+  id: string,
+  name: string,
+  args: Readonly<Record<string, unknown>>,
+  subagent: string | undefined,
+  status: ToolInvocation['status'],
+  callEvent: Call | undefined,
+  startedAt: number,
+  resultEvent?: Result,
+  endedAt?: number,
+): ToolInvocation {
+  return {
+    key,
+    id,
+    name,
+    args,
+    subagent,
+    status,
+    result: resultEvent?.content,
+    success: resultEvent?.success,
+    callEvent,
+    resultEvent,
+    startedAt,
+    endedAt,
+  };
+}
 
 /**
  * The pairing state of one run: calls and results in, `ToolInvocation`
@@ -26,7 +50,7 @@ type Result = ToolResultEvent | SubagentToolResultEvent;
  */
 export class ToolCallTracker {
   /** Open invocations by key, in the order they opened. */
-  private readonly open = new Map<string, Open>();
+  private readonly open = new Map<string, ToolInvocation>();
   private readonly closed = new Set<string>();
   private anonymous = 0;
 
@@ -36,11 +60,13 @@ export class ToolCallTracker {
   push(event: EvoEvent): ToolInvocation | undefined {
     switch (event.type) {
       case 'tool_call':
+        return this.call(event, undefined);
       case 'subagent_tool_call':
-        return this.call(event);
+        return this.call(event, event.subagent);
       case 'tool_result':
+        return this.result(event, undefined);
       case 'subagent_tool_result':
-        return this.result(event);
+        return this.result(event, event.subagent);
       default:
         return undefined;
     }
@@ -49,74 +75,62 @@ export class ToolCallTracker {
   /** Closes every open invocation as `unfinished`, in the order they opened. */
   finish(): ToolInvocation[] {
     const endedAt = this.now();
-    const unfinished = [...this.open.values()].map(({ snapshot }) => ({ ...snapshot, status: 'unfinished' as const, endedAt }));
-    for (const key of this.open.keys()) this.closed.add(key);
+    const unfinished: ToolInvocation[] = [];
+    for (const [key, s] of this.open) {
+      unfinished.push(snapshot(s.key, s.id, s.name, s.args, s.subagent, 'unfinished', s.callEvent, s.startedAt, undefined, endedAt));
+      this.closed.add(key);
+    }
     this.open.clear();
     return unfinished;
   }
 
-  private call(event: Call): ToolInvocation | undefined {
-    const scope = event.type === 'subagent_tool_call' ? event.subagent : '';
-    // An empty id cannot be matched to a re-send: each such call is its own invocation.
-    const key = event.id === '' ? `#${++this.anonymous}` : scope ? `${scope}:${event.id}` : event.id;
-    if (this.closed.has(key)) return undefined;
-    const argsJson = JSON.stringify(event.args);
-    const existing = this.open.get(key);
-    if (existing) {
-      if (existing.argsJson === argsJson) return undefined;
-      existing.argsJson = argsJson;
-      existing.snapshot = { ...existing.snapshot, args: event.args, callEvent: event };
-      return existing.snapshot;
-    }
-    const snapshot: ToolInvocation = {
-      key,
-      id: event.id,
-      name: event.name,
-      args: event.args,
-      ...(scope ? { subagent: scope } : {}),
-      status: 'running',
-      callEvent: event,
-      startedAt: this.now(),
-    };
-    this.open.set(key, { snapshot, argsJson, scope });
-    return snapshot;
+  private key(id: string, scope: string | undefined): string {
+    return scope === undefined ? id : `${scope}:${id}`;
   }
 
-  private result(event: Result): ToolInvocation | undefined {
-    const scope = event.type === 'subagent_tool_result' ? event.subagent : '';
+  private call(event: Call, scope: string | undefined): ToolInvocation | undefined {
+    // An empty id cannot be matched to a re-send: each such call is its own invocation.
+    const key = event.id === '' ? `#${++this.anonymous}` : this.key(event.id, scope);
+    if (this.closed.has(key)) return undefined;
+    const open = this.open.get(key);
+    if (open) {
+      if (sameJson(open.args, event.args)) return undefined;
+      const updated = snapshot(key, open.id, open.name, event.args, scope, 'running', event, open.startedAt);
+      this.open.set(key, updated);
+      return updated;
+    }
+    const opened = snapshot(key, event.id, event.name, event.args, scope, 'running', event, this.now());
+    this.open.set(key, opened);
+    return opened;
+  }
+
+  private result(event: Result, scope: string | undefined): ToolInvocation | undefined {
     const id = event.id ?? '';
-    let key: string | undefined;
+    let open: ToolInvocation | undefined;
     if (id !== '') {
-      key = scope ? `${scope}:${id}` : id;
+      const key = this.key(id, scope);
       if (this.closed.has(key)) return undefined;
-      if (!this.open.has(key)) key = undefined;
+      open = this.open.get(key);
     }
     // Older producers send no id: the oldest open call of the same name answers.
-    if (key === undefined) {
-      for (const [candidate, open] of this.open) {
-        if (open.scope === scope && open.snapshot.name === event.name && (id === '' || open.snapshot.id === '')) {
-          key = candidate;
+    if (open === undefined) {
+      for (const candidate of this.open.values()) {
+        if (candidate.subagent === scope && candidate.name === event.name && (id === '' || candidate.id === '')) {
+          open = candidate;
           break;
         }
       }
     }
+    const status = event.success ? 'succeeded' : 'failed';
     const endedAt = this.now();
-    const outcome = {
-      status: event.success ? ('succeeded' as const) : ('failed' as const),
-      result: event.content,
-      success: event.success,
-      resultEvent: event,
-      endedAt,
-    };
-    if (key === undefined) {
+    if (open === undefined) {
       // A result whose call was never seen: reported, not dropped.
-      const orphan = id === '' ? `#${++this.anonymous}` : scope ? `${scope}:${id}` : id;
-      this.closed.add(orphan);
-      return { key: orphan, id, name: event.name, args: {}, ...(scope ? { subagent: scope } : {}), startedAt: endedAt, ...outcome };
+      const key = id === '' ? `#${++this.anonymous}` : this.key(id, scope);
+      this.closed.add(key);
+      return snapshot(key, id, event.name, {}, scope, status, undefined, endedAt, event, endedAt);
     }
-    const open = this.open.get(key)!;
-    this.open.delete(key);
-    this.closed.add(key);
-    return { ...open.snapshot, ...outcome };
+    this.open.delete(open.key);
+    this.closed.add(open.key);
+    return snapshot(open.key, open.id, open.name, open.args, scope, status, open.callEvent, open.startedAt, event, endedAt);
   }
 }

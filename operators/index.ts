@@ -2,6 +2,7 @@
 export { accumulateText } from './accumulateText.js';
 export type { DelegationSummary } from './DelegationSummary.js';
 export { groupSubagents } from './groupSubagents.js';
+export type { InvocationSummary } from './InvocationSummary.js';
 export { ofType } from './ofType.js';
 export { pairToolCalls } from './pairToolCalls.js';
 export type { RunSummary } from './RunSummary.js';

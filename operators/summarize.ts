@@ -5,13 +5,17 @@ import type { InterruptEvent } from '../src/events/InterruptEvent.js';
 import type { UnknownEvent } from '../src/events/UnknownEvent.js';
 import type { Delegation } from './Delegation.js';
 import { DelegationTracker } from './DelegationTracker.js';
+import type { InvocationSummary } from './InvocationSummary.js';
 import type { RunSummary } from './RunSummary.js';
 import { ToolCallTracker } from './ToolCallTracker.js';
 import type { ToolInvocation } from './ToolInvocation.js';
 
+const TEXT_BATCH = 512;
+
 /**
  * One `RunSummary` when the source completes: the final response, usage
- * totals, every tool invocation in its final state, every delegation with its
+ * totals, every tool invocation in its final state (without its output, which
+ * `pairToolCalls` gives as it comes), every delegation with its
  * event count, errors, interrupts and questions, and event counts by type.
  * It pairs and groups in the same single pass as `pairToolCalls` and
  * `groupSubagents`, so it subscribes to the source once.
@@ -33,7 +37,19 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
   const scheduler = options.scheduler ?? asyncScheduler;
   return (source) =>
     new Observable<RunSummary>((subscriber) => {
-      const invocations = new Map<string, ToolInvocation>();
+      const invocations = new Map<string, InvocationSummary>();
+      const keep = (i: ToolInvocation) =>
+        invocations.set(i.key, {
+          key: i.key,
+          id: i.id,
+          name: i.name,
+          args: i.args,
+          subagent: i.subagent,
+          status: i.status,
+          error: i.status === 'failed' ? i.result : undefined,
+          startedAt: i.startedAt,
+          endedAt: i.endedAt,
+        });
       const delegations: Delegation[] = [];
       const tools = new ToolCallTracker(() => scheduler.now());
       const subagents = new DelegationTracker({
@@ -41,12 +57,15 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
         event: () => undefined,
         end: () => undefined,
       });
-      const counts: Record<string, number> = Object.create(null) as Record<string, number>;
+      const counts = new Map<string, number>();
       const errors: string[] = [];
       const interrupts: InterruptEvent[] = [];
       const questions: AskUserEvent[] = [];
       let response: string | undefined;
-      let text = '';
+      // Deltas are joined a batch at a time: one rope node per delta would keep
+      // hundreds of thousands of small strings alive until the end.
+      const textParts: string[] = [];
+      let deltas: string[] = [];
       let inputTokens = 0;
       let outputTokens = 0;
       let events = 0;
@@ -55,10 +74,13 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
         next: (raw) => {
           const event = raw as EvoEvent;
           events++;
-          counts[event.type] = (counts[event.type] ?? 0) + 1;
+          counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
           switch (event.type) {
             case 'text':
-              text += event.content;
+              if (deltas.push(event.content) === TEXT_BATCH) {
+                textParts.push(deltas.join(''));
+                deltas = [];
+              }
               return;
             case 'usage_stats':
               inputTokens += event.input_tokens;
@@ -81,7 +103,7 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
             case 'subagent_tool_call':
             case 'subagent_tool_result': {
               const snapshot = tools.push(event);
-              if (snapshot) invocations.set(snapshot.key, snapshot);
+              if (snapshot) keep(snapshot);
               subagents.push(event);
               return;
             }
@@ -91,12 +113,12 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
         },
         error: (err: unknown) => subscriber.error(err),
         complete: () => {
-          for (const snapshot of tools.finish()) invocations.set(snapshot.key, snapshot);
+          for (const snapshot of tools.finish()) keep(snapshot);
           const open = new Set(delegations.filter((d) => d.open));
           subagents.finish();
           subscriber.next({
             response,
-            text,
+            text: textParts.join('') + deltas.join(''),
             usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
             invocations: [...invocations.values()],
             delegations: delegations.map((d) => ({
@@ -110,7 +132,7 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
             errors,
             interrupts,
             questions,
-            counts: { ...counts },
+            counts: Object.fromEntries(counts),
             events,
           });
           subscriber.complete();

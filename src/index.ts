@@ -47,6 +47,7 @@ export {
 } from '../operators/index.js';
 export type {
   DelegationSummary,
+  InvocationSummary,
   RunSummary,
   SubagentEvent,
   SubagentRun,

@@ -5,8 +5,12 @@ import { DecodeIssue } from './DecodeIssue.js';
 import type { DecodeOptions } from './DecodeOptions.js';
 
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+/** Bytes decoded per `TextDecoder` call: small strings stay on V8's fast path and out of the GC's way. */
+const BATCH_BYTES = 64 * 1024;
 const LF = '\n';
+const LF_BYTE = 0x0a;
 const CR = 13;
+const BOM = '\ufeff';
 
 /** Where a `JsonlDecoder` sends what it finds. */
 export interface JsonlSink {
@@ -33,19 +37,21 @@ function utf8Length(text: string): number {
  * Incremental JSONL decoder: feed it chunks of bytes or text split anywhere,
  * get events and issues as soon as each line is complete.
  *
- * Byte chunks go through one streaming `TextDecoder` call each (a UTF-8
- * character split between chunks is carried inside it), then the text is cut
- * at `\n` with `indexOf`; slices of the chunk are passed to `JSON.parse`
- * without copying. Only a line that spans chunks is joined, once, when it
- * ends. A line over `maxLineBytes` is counted but no longer kept.
+ * Byte chunks are cut at the newline byte before they are decoded (a newline
+ * byte is never part of a multi-byte UTF-8 character), and whole lines are
+ * decoded some 64 KiB at a time: a streaming `TextDecoder` would leave
+ * Node's fast ASCII path and allocate a UTF-16 copy of every chunk. The text
+ * is then cut at `\n`; slices go to `JSON.parse` without copying. Only a line
+ * that spans chunks is held, as the pieces received, and joined once when it
+ * ends; a line over `maxLineBytes` is counted but no longer kept.
  */
 export class JsonlDecoder {
-  private readonly utf8 = new TextDecoder('utf-8');
+  private readonly utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
   private readonly maxLineBytes: number;
   private readonly keepUnknown: boolean;
-  /** Pieces of the line still open at the end of the last chunk. */
-  private pending: string[] = [];
-  /** UTF-16 length of `pending`: a lower bound of its UTF-8 length. */
+  /** Pieces of the line still open at the end of the last chunk, bytes or text as they came. */
+  private pending: (string | Uint8Array)[] = [];
+  /** Size of `pending`: bytes, and UTF-16 units for text (a lower bound of its UTF-8 size). */
   private pendingLength = 0;
   /** The open line passed the limit: its text is dropped until its end. */
   private oversized = false;
@@ -66,17 +72,21 @@ export class JsonlDecoder {
     return this.lineNumber;
   }
 
+  /** The open line: what was received after the last newline (its start only, if oversized). */
+  get partialLine(): string {
+    return this.oversized ? this.oversizedHead : this.joinPending();
+  }
+
   /** Feed one chunk. */
   write(chunk: Uint8Array | string): void {
     if (this.stopped) return;
-    this.text(typeof chunk === 'string' ? chunk : this.utf8.decode(chunk, { stream: true }));
+    if (typeof chunk === 'string') this.text(chunk);
+    else this.bytes(chunk);
   }
 
   /** End of input: flush a final line that has no newline. */
   end(): void {
     if (this.stopped) return;
-    const rest = this.utf8.decode();
-    if (rest) this.text(rest);
     if (this.pendingLength > 0 || this.oversized) this.finishLine('');
     this.stopped = true;
   }
@@ -86,38 +96,83 @@ export class JsonlDecoder {
     this.stopped = true;
   }
 
-  /** The open line at end of input: text received after the last newline. */
-  get partialLine(): string {
-    return this.oversized ? this.oversizedHead : this.pending.join('');
+  private bytes(chunk: Uint8Array): void {
+    let start = 0;
+    if (this.pendingLength > 0 || this.oversized) {
+      const end = chunk.indexOf(LF_BYTE);
+      if (end === -1) return this.hold(chunk.slice());
+      this.finishLine(chunk.subarray(0, end));
+      start = end + 1;
+    }
+    while (start < chunk.length && !this.stopped) {
+      let cut = chunk.length - start > BATCH_BYTES ? chunk.lastIndexOf(LF_BYTE, start + BATCH_BYTES - 1) : chunk.lastIndexOf(LF_BYTE);
+      // A single line longer than a batch: decode up to its end.
+      if (cut < start) cut = chunk.indexOf(LF_BYTE, start + BATCH_BYTES);
+      if (cut === -1) break;
+      this.text(this.utf8.decode(chunk.subarray(start, cut + 1)));
+      start = cut + 1;
+    }
+    // Copied: the source may reuse its buffer.
+    if (start < chunk.length && !this.stopped) this.hold(chunk.slice(start));
   }
 
   private text(chunk: string): void {
     let start = 0;
     let end = chunk.indexOf(LF);
-    while (end !== -1) {
-      if (this.pendingLength > 0 || this.oversized) this.finishLine(chunk.slice(0, end));
-      else this.line(chunk.slice(start, end));
-      if (this.stopped) return;
+    if (end !== -1 && (this.pendingLength > 0 || this.oversized)) {
+      this.finishLine(chunk.slice(0, end));
       start = end + 1;
       end = chunk.indexOf(LF, start);
     }
-    if (start < chunk.length) this.hold(start === 0 ? chunk : chunk.slice(start));
+    while (end !== -1 && !this.stopped) {
+      this.line(chunk.slice(start, end));
+      start = end + 1;
+      end = chunk.indexOf(LF, start);
+    }
+    if (start < chunk.length && !this.stopped) this.hold(start === 0 ? chunk : chunk.slice(start));
   }
 
-  private hold(piece: string): void {
+  private hold(piece: string | Uint8Array): void {
     if (this.oversized) return;
     this.pendingLength += piece.length;
     this.pending.push(piece);
     if (this.pendingLength > this.maxLineBytes) {
-      this.oversizedHead = this.pending.join('').slice(0, 1024);
+      this.oversizedHead = this.joinPending().slice(0, 1024);
       this.oversized = true;
       this.pending = [];
       this.pendingLength = 0;
     }
   }
 
-  /** Ends the line held in `pending` with `tail`. */
-  private finishLine(tail: string): void {
+  /** The held pieces as text; runs of byte pieces are decoded together, so a character split between them is whole. */
+  private joinPending(tail?: string | Uint8Array): string {
+    const pieces = tail === undefined ? this.pending : [...this.pending, tail];
+    let text = '';
+    let bytes: Uint8Array[] = [];
+    const flush = () => {
+      if (bytes.length === 0) return;
+      const size = bytes.reduce((sum, b) => sum + b.length, 0);
+      const joined = new Uint8Array(size);
+      let at = 0;
+      for (const b of bytes) {
+        joined.set(b, at);
+        at += b.length;
+      }
+      text += this.utf8.decode(joined);
+      bytes = [];
+    };
+    for (const piece of pieces) {
+      if (typeof piece === 'string') {
+        flush();
+        text += piece;
+      } else bytes.push(piece);
+    }
+    flush();
+    return text;
+  }
+
+  /** Ends the held line with `tail`. */
+  private finishLine(tail: string | Uint8Array): void {
     if (this.oversized) {
       this.lineNumber++;
       this.oversized = false;
@@ -125,8 +180,7 @@ export class JsonlDecoder {
       this.oversizedHead = '';
       return;
     }
-    this.pending.push(tail);
-    const text = this.pending.join('');
+    const text = this.joinPending(tail);
     this.pending = [];
     this.pendingLength = 0;
     this.line(text);
@@ -134,7 +188,8 @@ export class JsonlDecoder {
 
   private line(raw: string): void {
     const line = ++this.lineNumber;
-    const text = raw.charCodeAt(raw.length - 1) === CR ? raw.slice(0, -1) : raw;
+    let text = raw.charCodeAt(raw.length - 1) === CR ? raw.slice(0, -1) : raw;
+    if (line === 1 && text.startsWith(BOM)) text = text.slice(1);
     if (text.length === 0) return;
     // UTF-8 is 1 to 3 bytes per UTF-16 unit: only lines past a third of the limit need counting.
     if (text.length * 3 > this.maxLineBytes && (text.length > this.maxLineBytes || utf8Length(text) > this.maxLineBytes)) {

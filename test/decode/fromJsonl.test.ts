@@ -126,6 +126,31 @@ describe('fromJsonl', () => {
     expect(issues).toEqual([]);
   });
 
+  it('strips a byte order mark at the start of the stream only', async () => {
+    const text = '\ufeff{"type": "text", "content": "a"}\n{"type": "text", "content": "\ufeffb"}\n';
+    expect(await collect(fromJsonl(utf8.encode(text)))).toEqual([{ type: 'text', content: 'a' }, { type: 'text', content: '\ufeffb' }]);
+    expect(await collect(fromJsonl(text))).toEqual([{ type: 'text', content: 'a' }, { type: 'text', content: '\ufeffb' }]);
+  });
+
+  it('decodes a source that mixes text and byte chunks', async () => {
+    const text = decoded(researchCrlf);
+    const expected = await collect(fromJsonl(text));
+    const bytes = utf8.encode(text);
+    const mixed: (string | Uint8Array)[] = [];
+    // Alternate at newline-free boundaries inside lines: 997 bytes, then the same span as text, and so on.
+    let at = 0;
+    let asText = false;
+    while (at < bytes.length) {
+      let next = Math.min(bytes.length, at + 997);
+      while (next < bytes.length && (bytes[next]! & 0xc0) === 0x80) next++;
+      const span = bytes.subarray(at, next);
+      mixed.push(asText ? new TextDecoder().decode(span) : span);
+      asText = !asText;
+      at = next;
+    }
+    expect(await collect(fromJsonl(mixed))).toEqual(expected);
+  });
+
   it('does not treat U+2028 or U+2029 as line ends', async () => {
     const text = `{"type": "text", "content": "a\u2028b\u2029c"}\n`;
     expect(await collect(fromJsonl(text))).toEqual([{ type: 'text', content: 'a\u2028b\u2029c' }]);

@@ -10,6 +10,8 @@ const values = {
   x: ev.subagentText('research-agent', 'hm', 'i1'),
   c: ev.toolCall('ls', {}, 'c1'),
   r: ev.toolResult('ls', 'a b', { id: 'c1' }),
+  C: ev.toolCall('execute', { command: 'make' }, 'c2'),
+  R: ev.toolResult('execute', 'make: *** No rule', { id: 'c2', success: false }),
   e: ev.error('rate limited'),
   q: ev.askUser('int-1', [{ question: 'Which year?' }]),
   i: ev.interrupt('int-2', [{ name: 'execute' }]),
@@ -29,8 +31,8 @@ describe('summarize', () => {
         text: 'Hello',
         usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 },
         invocations: [
-          { key: 't1', id: 't1', name: 'task', args: values.k.args, status: 'unfinished', callEvent: values.k, startedAt: 1, endedAt: 27 },
-          { key: 'c1', id: 'c1', name: 'ls', args: {}, status: 'succeeded', callEvent: values.c, startedAt: 7, result: 'a b', success: true, resultEvent: values.r, endedAt: 9 },
+          { key: 't1', id: 't1', name: 'task', args: values.k.args, status: 'unfinished', startedAt: 1, endedAt: 27 },
+          { key: 'c1', id: 'c1', name: 'ls', args: {}, status: 'succeeded', startedAt: 7, endedAt: 9 },
         ],
         delegations: [{ key: 't1', name: 'research-agent', description: 'find', taskCallId: 't1', events: 1, ended: false }],
         errors: ['rate limited'],
@@ -41,6 +43,20 @@ describe('summarize', () => {
       };
       expectObservable(source.pipe(summarize())).toBe('---------------------------(s|)', { s: summary });
       expectSubscriptions(source.subscriptions).toBe('^--------------------------!');
+    });
+  });
+
+  it('keeps what went wrong for a failed invocation, and no output for the others', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      const source = cold<EvoEvent>('-c-C-r-R-|', values as Record<string, EvoEvent>);
+      expectObservable(source.pipe(summarize())).toBe('---------(s|)', {
+        s: expect.objectContaining({
+          invocations: [
+            { key: 'c1', id: 'c1', name: 'ls', args: {}, status: 'succeeded', startedAt: 1, endedAt: 5 },
+            { key: 'c2', id: 'c2', name: 'execute', args: { command: 'make' }, status: 'failed', error: 'make: *** No rule', startedAt: 3, endedAt: 7 },
+          ],
+        }),
+      });
     });
   });
 

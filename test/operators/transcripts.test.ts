@@ -44,9 +44,10 @@ describe.each(transcripts)('operators on %s', (name) => {
     expect(summary.errors).toEqual(truth.errors);
     expect(summary.interrupts.map((i) => i.interrupt_id)).toEqual(truth.interrupts);
     expect(summary.questions.map((q) => q.interrupt_id)).toEqual(truth.questions);
-    expect(
-      summary.invocations.map((i) => ({ id: i.id, name: i.name, subagent: i.subagent ?? null, args: i.args, status: i.status, result: i.result ?? null })),
-    ).toEqual(truth.invocations);
+    expect(summary.invocations.map((i) => ({ id: i.id, name: i.name, subagent: i.subagent ?? null, args: i.args, status: i.status }))).toEqual(
+      truth.invocations.map(({ id, name, subagent, args, status }) => ({ id, name, subagent, args, status })),
+    );
+    expect(summary.invocations.map((i) => i.error ?? null)).toEqual(truth.invocations.map((i) => (i.status === 'failed' ? i.result : null)));
     expect(summary.delegations.map((d) => ({ taskId: d.taskCallId, name: d.name, description: d.description }))).toEqual(
       truth.delegations.map(({ taskId, name, description }) => ({ taskId, name, description })),
     );
@@ -86,11 +87,11 @@ describe.each(transcripts)('operators on %s', (name) => {
     const last = await lastValueFrom(
       events$.pipe(
         pairToolCalls(),
-        reduce((byKey, inv) => byKey.set(inv.key, inv), new Map<string, { status: string; args: unknown; name: string }>()),
+        reduce((byKey, inv) => byKey.set(inv.key, inv), new Map<string, { status: string; args: unknown; name: string; result?: string }>()),
       ),
     );
-    expect([...last.values()].map(({ name, status, args }) => ({ name, status, args }))).toEqual(
-      truth.invocations.map(({ name, status, args }) => ({ name, status, args })),
+    expect([...last.values()].map(({ name, status, args, result }) => ({ name, status, args, result: result ?? null }))).toEqual(
+      truth.invocations.map(({ name, status, args, result }) => ({ name, status, args, result })),
     );
   });
 
