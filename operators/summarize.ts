@@ -69,19 +69,23 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
       let inputTokens = 0;
       let outputTokens = 0;
       let events = 0;
+      let texts = 0;
 
       return source.subscribe({
         next: (raw) => {
           const event = raw as EvoEvent;
           events++;
+          // Text deltas are most of a run: counted apart, off the map.
+          if (event.type === 'text') {
+            texts++;
+            if (deltas.push(event.content) === TEXT_BATCH) {
+              textParts.push(deltas.join(''));
+              deltas = [];
+            }
+            return;
+          }
           counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
           switch (event.type) {
-            case 'text':
-              if (deltas.push(event.content) === TEXT_BATCH) {
-                textParts.push(deltas.join(''));
-                deltas = [];
-              }
-              return;
             case 'usage_stats':
               inputTokens += event.input_tokens;
               outputTokens += event.output_tokens;
@@ -107,7 +111,9 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
               subagents.push(event);
               return;
             }
-            default:
+            case 'subagent_start':
+            case 'subagent_end':
+            case 'subagent_text':
               subagents.push(event);
           }
         },
@@ -132,7 +138,7 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
             errors,
             interrupts,
             questions,
-            counts: Object.fromEntries(counts),
+            counts: Object.fromEntries(texts ? [...counts, ['text', texts]] : counts),
             events,
           });
           subscriber.complete();

@@ -1,0 +1,27 @@
+// CI runs the benchmarks only as a seconds-long smoke: they must run and
+// report, on small inputs; their figures are not asserted.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const bench = (file: string) =>
+  promisify(execFile)(process.execPath, ['--import', 'tsx', `test/bench/${file}`, '--smoke'], { cwd: root, timeout: 60_000 });
+
+describe('benchmark smoke', () => {
+  it('decode.bench.ts measures every variant on the same events', async () => {
+    const { stdout } = await bench('decode.bench.ts');
+    for (const variant of ['(1) readline', '(2) parse-only', '(3) fromJsonl', '(4) fromJsonl + summarize()']) expect(stdout).toContain(variant);
+  }, 60_000);
+
+  it('latency.bench.ts measures every event', async () => {
+    const { stdout } = await bench('latency.bench.ts');
+    expect(stdout).toMatch(/p50 [\d.]+ ms {3}p90 [\d.]+ ms {3}p99 [\d.]+ ms/);
+  }, 60_000);
+
+  it('memory.bench.ts measures each variant in its own process', async () => {
+    const { stdout } = await bench('memory.bench.ts');
+    expect(stdout.match(/^\| (readline|fromJsonl)/gm)).toHaveLength(3);
+  }, 60_000);
+});
