@@ -37,8 +37,14 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
   const scheduler = options.scheduler ?? asyncScheduler;
   return (source) =>
     new Observable<RunSummary>((subscriber) => {
-      const invocations = new Map<string, InvocationSummary>();
-      const keep = (i: ToolInvocation) =>
+      // An invocation's slot is taken when it opens, to keep first-seen order; its
+      // summary is built once, when it closes: while open, the tracker holds it.
+      const invocations = new Map<string, InvocationSummary | undefined>();
+      const keep = (i: ToolInvocation) => {
+        if (i.status === 'running') {
+          if (!invocations.has(i.key)) invocations.set(i.key, undefined);
+          return;
+        }
         invocations.set(i.key, {
           key: i.key,
           id: i.id,
@@ -50,6 +56,7 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
           startedAt: i.startedAt,
           endedAt: i.endedAt,
         });
+      };
       const delegations: Delegation[] = [];
       const tools = new ToolCallTracker(() => scheduler.now());
       const subagents = new DelegationTracker({
@@ -126,7 +133,7 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
             response,
             text: textParts.join('') + deltas.join(''),
             usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
-            invocations: [...invocations.values()],
+            invocations: [...invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
             delegations: delegations.map((d) => ({
               key: d.key,
               name: d.name,
