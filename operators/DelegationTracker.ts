@@ -1,21 +1,15 @@
 import type { EvoEvent } from '../src/events/EvoEvent.js';
 import type { Delegation } from './Delegation.js';
+import type { DelegationSink } from './DelegationSink.js';
 import type { SubagentEvent } from './SubagentEvent.js';
 
 /** The name the producer gives a sub-agent before it knows the real one. */
 const PLACEHOLDER = 'sub-agent';
 
-/** What `DelegationTracker` reports. */
-export interface DelegationSink {
-  start(delegation: Delegation): void;
-  event(delegation: Delegation, event: SubagentEvent): void;
-  end(delegation: Delegation): void;
-}
 
 interface TaskCall {
   readonly id: string;
   subagentType: string | undefined;
-  delegation: Delegation | undefined;
 }
 
 interface State {
@@ -51,6 +45,8 @@ export class DelegationTracker {
   private readonly tasks = new Map<string, TaskCall>();
   /** Task calls not yet matched to a `subagent_start`, oldest first. */
   private readonly pending: TaskCall[] = [];
+  /** Ids of task calls whose delegation is over: the producer re-sends them, and they must not start another. */
+  private readonly finished = new Set<string>();
   /** Sub-agent call ids of open delegations. */
   private readonly callOwners = new Map<string, State>();
   private implicit = 0;
@@ -84,21 +80,35 @@ export class DelegationTracker {
   }
 
   private taskCall(id: string, args: Readonly<Record<string, unknown>>): void {
+    if (this.finished.has(id)) return;
     const subagentType = typeof args['subagent_type'] === 'string' ? args['subagent_type'] : undefined;
     const known = id === '' ? undefined : this.tasks.get(id);
     if (known) {
       known.subagentType = subagentType ?? known.subagentType;
       return;
     }
-    const task: TaskCall = { id, subagentType, delegation: undefined };
+    const task: TaskCall = { id, subagentType };
     if (id !== '') this.tasks.set(id, task);
     this.pending.push(task);
   }
 
   private taskResult(id: string): void {
-    const state =
-      (id === '' ? undefined : this.open.find((s) => s.task?.id === id)) ?? this.open.find((s) => !s.delegation.ending);
-    if (state) state.delegation.ending = true;
+    if (id === '') {
+      // Older producers: the oldest delegation not yet ending is the one answered.
+      const state = this.open.find((s) => !s.delegation.ending);
+      if (state) state.delegation.ending = true;
+      return;
+    }
+    const state = this.open.find((s) => s.task?.id === id);
+    if (state) {
+      state.delegation.ending = true;
+      return;
+    }
+    // A task that ended without starting a sub-agent (it failed first): it will start none.
+    const waiting = this.pending.findIndex((task) => task.id === id);
+    if (waiting !== -1) this.pending.splice(waiting, 1);
+    this.tasks.delete(id);
+    this.finished.add(id);
   }
 
   private start(name: string, description: string): void {
@@ -133,12 +143,11 @@ export class DelegationTracker {
       key: task && task.id !== '' ? task.id : `subagent#${++this.implicit}`,
       name,
       description,
-      taskCallId: task?.id,
+      taskCallId: task && task.id !== '' ? task.id : undefined,
       events: 0,
       ending: false,
       open: true,
     };
-    if (task) task.delegation = delegation;
     const state: State = { delegation, task, openCalls: new Map(), instanceIds: new Set() };
     this.open.push(state);
     this.sink.start(delegation);
@@ -159,7 +168,10 @@ export class DelegationTracker {
     const at = this.open.indexOf(state);
     if (at !== -1) this.open.splice(at, 1);
     for (const [id, owner] of this.callOwners) if (owner === state) this.callOwners.delete(id);
-    if (state.task) this.tasks.delete(state.task.id);
+    if (state.task && state.task.id !== '') {
+      this.tasks.delete(state.task.id);
+      this.finished.add(state.task.id);
+    }
     state.delegation.open = false;
     this.sink.end(state.delegation);
   }

@@ -23,8 +23,11 @@ export type FakeStep =
   | { readonly sleep: number }
   /** From now on, ignore SIGTERM. */
   | { readonly ignoreSigterm: true }
-  /** Start a child process (a tool) that runs until killed; its pid is written to this file. */
-  | { readonly grandchild: string; readonly ignoreSigterm?: boolean }
+  /**
+   * Start a child process (a tool) that runs until killed; its pid is written
+   * to this file. With `inheritOutput` it holds the CLI's stdout and stderr open.
+   */
+  | { readonly grandchild: string; readonly ignoreSigterm?: boolean; readonly inheritOutput?: boolean }
   /** Close stdout and go on running. */
   | { readonly closeStdout: true }
   /** Send this signal to itself (`SIGKILL` for a crash). */

@@ -1,14 +1,7 @@
 import type { RunSummary } from '../operators/RunSummary.js';
-import type { SubagentRun } from '../operators/SubagentRun.js';
 import type { ToolInvocation } from '../operators/ToolInvocation.js';
 import type { UsageTotals } from '../operators/UsageTotals.js';
-
-/** A delegation as the view shows it. */
-export interface ViewDelegation {
-  readonly run: SubagentRun;
-  readonly tools: ReadonlyMap<string, ToolInvocation>;
-  readonly events: number | undefined;
-}
+import type { ViewDelegation } from './ViewDelegation.js';
 
 /** Everything the live view draws. */
 export interface ViewState {

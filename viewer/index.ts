@@ -2,8 +2,10 @@
 export { initialView } from './initialView.js';
 export { liveView } from './liveView.js';
 export type { LiveViewOptions } from './LiveViewOptions.js';
-export { renderFrame, type FrameSize } from './renderFrame.js';
+export type { FrameSize } from './FrameSize.js';
+export { renderFrame } from './renderFrame.js';
 export { viewActions } from './viewActions.js';
 export type { ViewAction } from './ViewAction.js';
 export { reduceView } from './reduceView.js';
-export type { ViewDelegation, ViewState } from './ViewState.js';
+export type { ViewDelegation } from './ViewDelegation.js';
+export type { ViewState } from './ViewState.js';

@@ -1,5 +1,6 @@
 import type { ViewAction } from './ViewAction.js';
-import type { ViewDelegation, ViewState } from './ViewState.js';
+import type { ViewDelegation } from './ViewDelegation.js';
+import type { ViewState } from './ViewState.js';
 
 function updateDelegation(
   state: ViewState,

@@ -1,13 +1,9 @@
 import type { Colors } from 'picocolors/types.js';
 import type { ToolInvocation } from '../operators/ToolInvocation.js';
 import { formatting as f } from './formatting.js';
+import type { FrameSize } from './FrameSize.js';
 import type { ViewState } from './ViewState.js';
 
-/** The terminal size a frame must fit. */
-export interface FrameSize {
-  readonly columns: number;
-  readonly rows: number;
-}
 
 function toolLine(invocation: ToolInvocation, c: Colors, spinner: string, width: number, indent: string): string {
   const time = f.seconds(invocation);

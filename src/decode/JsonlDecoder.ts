@@ -3,6 +3,7 @@ import type { UnknownEvent } from '../events/UnknownEvent.js';
 import { decodeLine } from './decodeLine.js';
 import { DecodeIssue } from './DecodeIssue.js';
 import type { DecodeOptions } from './DecodeOptions.js';
+import type { JsonlSink } from './JsonlSink.js';
 
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** Bytes decoded per `TextDecoder` call: small strings stay on V8's fast path and out of the GC's way. */
@@ -11,12 +12,9 @@ const LF = '\n';
 const LF_BYTE = 0x0a;
 const CR = 13;
 const BOM = '\ufeff';
+/** How much of an oversized line its diagnostic keeps. */
+const HEAD_LENGTH = 1024;
 
-/** Where a `JsonlDecoder` sends what it finds. */
-export interface JsonlSink {
-  event(event: EvoEvent | UnknownEvent): void;
-  issue(issue: DecodeIssue): void;
-}
 
 /** UTF-8 length of a string, counted only for lines long enough to be near the limit. */
 function utf8Length(text: string): number {
@@ -136,17 +134,35 @@ export class JsonlDecoder {
     if (this.oversized) return;
     this.pendingLength += piece.length;
     this.pending.push(piece);
-    if (this.pendingLength > this.maxLineBytes) {
-      this.oversizedHead = this.joinPending().slice(0, 1024);
+    // One unit of slack: the line may end in the `\r` of a `\r\n` split between chunks.
+    if (this.pendingLength > this.maxLineBytes + 1) {
+      this.oversizedHead = this.head();
       this.oversized = true;
       this.pending = [];
       this.pendingLength = 0;
     }
   }
 
-  /** The held pieces as text; runs of byte pieces are decoded together, so a character split between them is whole. */
+  /** The start of the held line, for the diagnostic, decoded from the first pieces only. */
+  private head(): string {
+    const first: (string | Uint8Array)[] = [];
+    let size = 0;
+    for (const piece of this.pending) {
+      const part = typeof piece === 'string' ? piece.slice(0, HEAD_LENGTH) : piece.subarray(0, HEAD_LENGTH);
+      first.push(part);
+      size += part.length;
+      if (size >= HEAD_LENGTH) break;
+    }
+    return this.joinPieces(first).slice(0, HEAD_LENGTH);
+  }
+
+  /** The held pieces and `tail` as text. */
   private joinPending(tail?: string | Uint8Array): string {
-    const pieces = tail === undefined ? this.pending : [...this.pending, tail];
+    return this.joinPieces(tail === undefined ? this.pending : [...this.pending, tail]);
+  }
+
+  /** Pieces as text; runs of byte pieces are decoded together, so a character split between them is whole. */
+  private joinPieces(pieces: readonly (string | Uint8Array)[]): string {
     let text = '';
     let bytes: Uint8Array[] = [];
     const flush = () => {

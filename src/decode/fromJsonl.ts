@@ -35,7 +35,11 @@ export function fromJsonl(source: JsonlSource, options: DecodeOptions = {}): Obs
   return new Observable<EvoEvent | UnknownEvent>((subscriber) => {
     const decoder = new JsonlDecoder(
       {
-        event: (event) => subscriber.next(event),
+        event: (event) => {
+          subscriber.next(event);
+          // Unsubscribed from inside `next` (take, takeUntil…): the rest of this chunk is not read.
+          if (subscriber.closed) decoder.stop();
+        },
         issue: (issue) => {
           if (options.strict) {
             decoder.stop();

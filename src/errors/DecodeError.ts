@@ -1,5 +1,6 @@
 import type { DecodeIssue } from '../decode/DecodeIssue.js';
-import { EvoSciError, type EvoSciErrorDetails } from './EvoSciError.js';
+import { EvoSciError } from './EvoSciError.js';
+import type { EvoSciErrorDetails } from './EvoSciErrorDetails.js';
 
 /** A line did not decode and `strict: true` was set. */
 export class DecodeError extends EvoSciError {

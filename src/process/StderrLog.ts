@@ -4,7 +4,7 @@ const RESUME_HINT = /EvoSci\s+(?:--resume|--thread-id)[\s=]+(\S+)/;
 
 /**
  * The producer's stderr as lines: each passed on with ANSI codes stripped,
- * the last `tailBytes` kept for errors, the resume hint's thread id parsed.
+ * the last `tailBytes` characters kept for errors, the resume hint's thread id parsed.
  * Memory is bounded by `tailBytes` however much is written, even without
  * newlines.
  */
@@ -33,7 +33,8 @@ export class StderrLog {
   /** The last lines, at most `tailBytes` characters. */
   get tail(): string {
     const open = this.partial ? [this.partial] : [];
-    return [...this.lines, ...open].join('\n');
+    const tail = [...this.lines, ...open].join('\n');
+    return tail.length > this.tailBytes ? tail.slice(-this.tailBytes) : tail;
   }
 
   private text(text: string): void {
@@ -47,8 +48,9 @@ export class StderrLog {
     const line = stripVTControlCharacters(raw.endsWith('\r') ? raw.slice(0, -1) : raw);
     const hint = RESUME_HINT.exec(line);
     if (hint) this.threadId = hint[1];
-    this.lines.push(line);
-    this.size += line.length + 1;
+    const kept = line.length > this.tailBytes ? line.slice(-this.tailBytes) : line;
+    this.lines.push(kept);
+    this.size += kept.length + 1;
     while (this.size > this.tailBytes && this.lines.length > 1) this.size -= this.lines.shift()!.length + 1;
     this.onLine?.(line);
   }

@@ -1,7 +1,8 @@
 import { execa } from 'execa';
 import { Observable } from 'rxjs';
 import { DecodeError } from '../errors/DecodeError.js';
-import type { EvoSciError, EvoSciErrorDetails } from '../errors/EvoSciError.js';
+import type { EvoSciError } from '../errors/EvoSciError.js';
+import type { EvoSciErrorDetails } from '../errors/EvoSciErrorDetails.js';
 import { CancelledError } from '../errors/CancelledError.js';
 import { ExitError } from '../errors/ExitError.js';
 import { SpawnError } from '../errors/SpawnError.js';
@@ -40,6 +41,23 @@ const POSIX = process.platform !== 'win32';
  *   .subscribe((e) => process.stdout.write(e.content));
  * ```
  */
+function spawn(command: string, options: RunOptions) {
+  return execa(command, buildArgs(options), {
+    cwd: options.cwd,
+    env: options.env,
+    extendEnv: true,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    // Its own process group, so the whole tree can be signalled and a terminal's Ctrl-C reaches the app first.
+    detached: POSIX,
+    cleanup: !POSIX,
+    windowsHide: true,
+  });
+}
+
 export function run(options: RunOptions & { keepUnknown: true }): Observable<EvoEvent | UnknownEvent>;
 export function run(options: RunOptions): Observable<EvoEvent>;
 export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
@@ -57,7 +75,10 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
     let lastError: string | undefined;
     /** Why this side stopped the process; reported once it has exited. */
     let stopReason: (() => EvoSciError) | undefined;
-    let exited = false;
+    /** The process has exited (its output may still be draining). */
+    let gone = false;
+    /** The run is over: process exited and its output drained. */
+    let ended = false;
     let killTimer: ReturnType<typeof setTimeout> | undefined;
     let timeoutTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -69,7 +90,8 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
           subscriber.next(event);
         },
         issue: (issue) => {
-          if (!options.strict) return options.onDiagnostic?.(issue);
+          // A line cut short at the end is a symptom of how the process ended, which the error reports.
+          if (!options.strict || ended) return options.onDiagnostic?.(issue);
           decoder.stop();
           stopReason ??= () => new DecodeError(issue, details());
           stop();
@@ -84,35 +106,39 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
     }
 
     const started = Date.now();
-    const child = execa(command, buildArgs(options), {
-      cwd: options.cwd,
-      env: options.env,
-      extendEnv: true,
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'pipe',
-      buffer: false,
-      reject: false,
-      detached: POSIX,
-      cleanup: !POSIX,
-      windowsHide: true,
-    });
-    const forget = child.pid === undefined ? undefined : killGroupOnExit(child.pid);
-    if (child.pid !== undefined) options.onSpawn?.(child.pid);
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(command, options);
+    } catch (err) {
+      // execa refuses some input before spawning, such as a NUL byte in an argument.
+      subscriber.error(new SpawnError(`could not start ${JSON.stringify(command)}: ${(err as Error).message}`, { cause: err }));
+      return undefined;
+    }
+    const pid = child.pid;
+    const forget = pid === undefined ? undefined : killGroupOnExit(pid);
+    if (pid !== undefined) options.onSpawn?.(pid);
 
     function stop(reason?: () => EvoSciError): void {
+      if (gone || ended) return;
       stopReason ??= reason;
-      if (exited) return;
       if (killTimer !== undefined) return;
       signal('SIGTERM');
       killTimer = setTimeout(() => signal('SIGKILL'), killGraceMs);
     }
     function signal(name: NodeJS.Signals): void {
-      if (child.pid === undefined || !(POSIX ? signalTree(child.pid, name) : child.kill(name))) child.kill(name);
+      if (POSIX && pid !== undefined && signalTree(pid, name)) return;
+      child.kill(name);
     }
 
     child.stdout?.on('data', (chunk: Uint8Array) => decoder.write(chunk));
     child.stderr?.on('data', (chunk: Uint8Array) => stderr.write(chunk));
+    child.once('exit', () => {
+      gone = true;
+      clearTimeout(killTimer);
+      // The CLI is gone; what it left running in its group goes too, and with it
+      // any copy of the output pipes that would keep the run from ending.
+      if (POSIX && pid !== undefined) signalTree(pid, 'SIGKILL');
+    });
 
     const onAbort = () => stop(() => new CancelledError('run aborted', details({ cause: options.signal?.reason })));
     options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -123,17 +149,26 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
       );
     }
 
-    void child.then((result) => {
-      exited = true;
-      clearTimeout(killTimer);
-      clearTimeout(timeoutTimer);
-      options.signal?.removeEventListener('abort', onAbort);
-      // The CLI is gone; whatever it left running in its group goes too.
-      if (child.pid !== undefined && POSIX) signalTree(child.pid, 'SIGKILL');
-      forget?.();
+    child.then(
+      (result) => {
+        ended = true;
+        clearTimeout(killTimer);
+        clearTimeout(timeoutTimer);
+        options.signal?.removeEventListener('abort', onAbort);
+        forget?.();
+        try {
+          finish(result);
+        } catch (err) {
+          // A callback of the app threw (onExit, onDiagnostic, onStderr): the run ends with it.
+          subscriber.error(err);
+        }
+      },
+      (err: unknown) => subscriber.error(err),
+    );
+
+    function finish(result: Awaited<typeof child>): void {
       decoder.end();
       stderr.end();
-
       const exitCode = result.exitCode;
       const signalName = result.signal;
       const info: ExitInfo = {
@@ -173,10 +208,11 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
         );
       }
       subscriber.complete();
-    });
+    }
 
     return () => {
-      if (!exited) stop();
+      decoder.stop();
+      stop();
       clearTimeout(timeoutTimer);
       options.signal?.removeEventListener('abort', onAbort);
     };

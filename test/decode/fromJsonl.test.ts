@@ -315,6 +315,14 @@ describe('fromJsonl', () => {
     });
   });
 
+  it('stops decoding the rest of a chunk once the subscriber is gone', async () => {
+    const { issues, onDiagnostic } = diagnostics();
+    const text = `${'{"type": "text", "content": "x"}\n'.repeat(3)}not json\n`.repeat(100);
+    expect(await collect(fromJsonl(text, { onDiagnostic }).pipe(take(2)))).toHaveLength(2);
+    expect(await collect(fromJsonl([text], { onDiagnostic }).pipe(take(2)))).toHaveLength(2);
+    expect(issues).toEqual([]);
+  });
+
   it('round-trips through toJsonl', async () => {
     const events = await collect(fromJsonl(research));
     expect(await collect(fromJsonl(events.map(toJsonl).join('')))).toEqual(events);

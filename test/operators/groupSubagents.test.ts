@@ -120,7 +120,53 @@ describe('groupSubagents', () => {
     ]);
   });
 
-  it('never drops an event: one with no delegation of its name starts one of its own', async () => {
+  it('does not let a re-sent finished task call start the next delegation of its type', async () => {
+    const events: EvoEvent[] = [
+      task('t1', 'research-agent'),
+      ev.subagentStart('research-agent', 'first'),
+      ev.subagentText('research-agent', 'one'),
+      task('t1', 'research-agent'),
+      taskDone('t1'),
+      ev.subagentEnd('research-agent'),
+      // Before each later result the producer re-sends every call so far, t1 included.
+      task('t1', 'research-agent'),
+      task('t3', 'research-agent'),
+      ev.subagentStart('research-agent', 'second'),
+      ev.subagentText('research-agent', 'two'),
+      task('t1', 'research-agent'),
+      task('t3', 'research-agent'),
+      taskDone('t3'),
+      ev.subagentEnd('research-agent'),
+    ];
+    const runs = await delegations(events);
+    expect(runs.map((r) => [r.key, r.events.map((e) => (e as { content: string }).content)])).toEqual([
+      ['t1', ['one']],
+      ['t3', ['two']],
+    ]);
+  });
+
+  it('lets a task that failed before starting a sub-agent end nothing and start nothing', async () => {
+    const events: EvoEvent[] = [
+      task('t1', 'a-agent'),
+      ev.subagentStart('a-agent', 'first'),
+      task('t9', 'b-agent'),
+      ev.toolResult('task', 'invalid subagent_type', { id: 't9', success: false }),
+      task('t2', 'b-agent'),
+      ev.subagentStart('b-agent', 'second'),
+      taskDone('t2'),
+      ev.subagentEnd('b-agent'),
+      ev.subagentText('a-agent', 'still running'),
+      taskDone('t1'),
+      ev.subagentEnd('a-agent'),
+    ];
+    const runs = await delegations(events);
+    expect(runs.map((r) => [r.key, r.name, r.events.length])).toEqual([
+      ['t1', 'a-agent', 1],
+      ['t2', 'b-agent', 0],
+    ]);
+  });
+
+  it('never drops an event: one with no delegation of its name (nor a placeholder one) starts one of its own', async () => {
     const events: EvoEvent[] = [ev.subagentText('stray-agent', 'hello'), ev.subagentEnd('stray-agent'), ev.subagentEnd('nobody')];
     const runs = await delegations(events);
     expect(runs).toEqual([{ key: 'subagent#1', name: 'stray-agent', events: [events[0]] }]);

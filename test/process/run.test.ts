@@ -213,6 +213,43 @@ describe('run', () => {
     expect(await gone(Number(readFileSync(pidFile, 'utf8')), 3000)).toBe(true);
   });
 
+  it('ends when the CLI exits, even if a process it left behind holds its output open', async () => {
+    const pidFile = file('grandchild.pid');
+    const { events, error } = await outcome(fake([{ grandchild: pidFile, inheritOutput: true }, { lines: [done] }]));
+    expect(error).toBeUndefined();
+    expect(events).toEqual([JSON.parse(done)]);
+    expect(await gone(Number(readFileSync(pidFile, 'utf8')), 3000)).toBe(true);
+  });
+
+  it('errors with what an app callback threw, instead of hanging', async () => {
+    const thrown = new Error('onExit failed');
+    const { error } = await outcome(
+      fake([{ lines: [done] }], {
+        onExit: () => {
+          throw thrown;
+        },
+      }),
+    );
+    expect(error).toBe(thrown);
+  });
+
+  it('reports a crash as ExitError in strict mode too: the cut line is its symptom', async () => {
+    const issues: DecodeIssue[] = [];
+    const { events, error } = await outcome(
+      fake([{ lines: [text('a')] }, { stdout: '{"type": "te' }, { kill: 'SIGKILL' }], { strict: true, onDiagnostic: (i) => issues.push(i) }),
+    );
+    expect(events).toHaveLength(1);
+    expect(error).toBeInstanceOf(ExitError);
+    expect(error).toMatchObject({ signal: 'SIGKILL' });
+    expect(issues.map((i) => i.line)).toEqual([2]);
+  });
+
+  it('errors with SpawnError for input the process cannot be given', async () => {
+    const { error } = await outcome(fake([{ lines: [done] }], { prompt: 'nul \u0000 byte' }));
+    expect(error).toBeInstanceOf(SpawnError);
+    expect((error as Error).message).toMatch(/null bytes/);
+  });
+
   it('stops with TimeoutError after timeoutMs, with the stderr so far', async () => {
     const record = file('pid.json');
     const { events, error } = await outcome(
