@@ -28,7 +28,9 @@ import type { ViewState } from './ViewState.js';
 export function liveView(events$: Observable<EvoEvent | UnknownEvent>, options: LiveViewOptions = {}): Promise<RunSummary | undefined> {
   const output = options.output ?? process.stdout;
   const interactive = options.interactive ?? Boolean(output.isTTY);
-  const c = pc.createColors(interactive || pc.isColorSupported);
+  // Colour for a terminal, or when asked for; not for a pipe, whatever picocolors guesses from CI.
+  const env = process.env;
+  const c = pc.createColors(!('NO_COLOR' in env) && (Boolean(output.isTTY) || (env['FORCE_COLOR'] ?? '0') !== '0'));
   const write = (line: string) => output.write(`${line}\n`);
   const { frames, interval } = spinners.dots;
   const log = interactive ? createLogUpdate(output, { showCursor: false }) : undefined;
