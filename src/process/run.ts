@@ -1,7 +1,6 @@
 import { execa } from 'execa';
 import { Observable } from 'rxjs';
 import { DecodeError } from '../errors/DecodeError.js';
-import type { EvoSciError } from '../errors/EvoSciError.js';
 import type { EvoSciErrorDetails } from '../errors/EvoSciErrorDetails.js';
 import { CancelledError } from '../errors/CancelledError.js';
 import { ExitError } from '../errors/ExitError.js';
@@ -20,6 +19,24 @@ import { StderrLog } from './StderrLog.js';
 
 const DEFAULT_KILL_GRACE_MS = 3000;
 const POSIX = process.platform !== 'win32';
+
+/** Starts the CLI; every option that shapes the child process is here. */
+function spawn(command: string, options: RunOptions) {
+  return execa(command, buildArgs(options), {
+    cwd: options.cwd,
+    env: options.env,
+    extendEnv: true,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    // Its own process group, so the whole tree can be signalled and a terminal's Ctrl-C reaches the app first.
+    detached: POSIX,
+    cleanup: !POSIX,
+    windowsHide: true,
+  });
+}
 
 /**
  * One EvoSci run as a cold Observable of its events.
@@ -41,23 +58,6 @@ const POSIX = process.platform !== 'win32';
  *   .subscribe((e) => process.stdout.write(e.content));
  * ```
  */
-function spawn(command: string, options: RunOptions) {
-  return execa(command, buildArgs(options), {
-    cwd: options.cwd,
-    env: options.env,
-    extendEnv: true,
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-    buffer: false,
-    reject: false,
-    // Its own process group, so the whole tree can be signalled and a terminal's Ctrl-C reaches the app first.
-    detached: POSIX,
-    cleanup: !POSIX,
-    windowsHide: true,
-  });
-}
-
 export function run(options: RunOptions & { keepUnknown: true }): Observable<EvoEvent | UnknownEvent>;
 export function run(options: RunOptions): Observable<EvoEvent>;
 export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
@@ -73,8 +73,8 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
 
     let sawDone = false;
     let lastError: string | undefined;
-    /** Why this side stopped the process; reported once it has exited. */
-    let stopReason: (() => EvoSciError) | undefined;
+    /** Why this side stopped the process (an EvoSciError, or what an app callback threw); reported once it has exited. */
+    let stopReason: (() => unknown) | undefined;
     /** The process has exited (its output may still be draining). */
     let gone = false;
     /** The run is over: process exited and its output drained. */
@@ -118,7 +118,7 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
     const forget = pid === undefined ? undefined : killGroupOnExit(pid);
     if (pid !== undefined) options.onSpawn?.(pid);
 
-    function stop(reason?: () => EvoSciError): void {
+    function stop(reason?: () => unknown): void {
       if (gone || ended) return;
       stopReason ??= reason;
       if (killTimer !== undefined) return;
@@ -130,8 +130,17 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
       child.kill(name);
     }
 
-    child.stdout?.on('data', (chunk: Uint8Array) => decoder.write(chunk));
-    child.stderr?.on('data', (chunk: Uint8Array) => stderr.write(chunk));
+    // An app callback (onDiagnostic, onStderr) that throws ends the run with its error, not the app.
+    const guarded = (write: (chunk: Uint8Array) => void) => (chunk: Uint8Array) => {
+      try {
+        write(chunk);
+      } catch (err) {
+        decoder.stop();
+        stop(() => err);
+      }
+    };
+    child.stdout?.on('data', guarded((chunk) => decoder.write(chunk)));
+    child.stderr?.on('data', guarded((chunk) => stderr.write(chunk)));
     child.once('exit', () => {
       gone = true;
       clearTimeout(killTimer);

@@ -233,6 +233,21 @@ describe('run', () => {
     expect(error).toBe(thrown);
   });
 
+  it('stops the run with what onStderr threw while the run was streaming', async () => {
+    const record = file('pid.json');
+    const thrown = new Error('log sink full');
+    const { error } = await outcome(
+      fake([{ record }, { stderr: 'hello' }, { hang: true }], {
+        killGraceMs: 200,
+        onStderr: () => {
+          throw thrown;
+        },
+      }),
+    );
+    expect(error).toBe(thrown);
+    expect(await gone((JSON.parse(readFileSync(record, 'utf8')) as { pid: number }).pid)).toBe(true);
+  });
+
   it('reports a crash as ExitError in strict mode too: the cut line is its symptom', async () => {
     const issues: DecodeIssue[] = [];
     const { events, error } = await outcome(
