@@ -16,6 +16,14 @@ const BOM = '\ufeff';
 const HEAD_LENGTH = 1024;
 
 
+/**
+ * A copy of the bytes from `start`: the source may reuse its buffer, and a
+ * Node `Buffer`'s own `slice` would only be a view.
+ */
+function copy(chunk: Uint8Array, start: number): Uint8Array {
+  return Uint8Array.prototype.slice.call(chunk, start);
+}
+
 /** UTF-8 length of a string, counted only for lines long enough to be near the limit. */
 function utf8Length(text: string): number {
   let bytes = 0;
@@ -98,7 +106,7 @@ export class JsonlDecoder {
     let start = 0;
     if (this.pendingLength > 0 || this.oversized) {
       const end = chunk.indexOf(LF_BYTE);
-      if (end === -1) return this.hold(chunk.slice());
+      if (end === -1) return this.hold(copy(chunk, 0));
       this.finishLine(chunk.subarray(0, end));
       start = end + 1;
     }
@@ -110,8 +118,7 @@ export class JsonlDecoder {
       this.text(this.utf8.decode(chunk.subarray(start, cut + 1)));
       start = cut + 1;
     }
-    // Copied: the source may reuse its buffer.
-    if (start < chunk.length && !this.stopped) this.hold(chunk.slice(start));
+    if (start < chunk.length && !this.stopped) this.hold(copy(chunk, start));
   }
 
   private text(chunk: string): void {

@@ -328,3 +328,19 @@ describe('fromJsonl', () => {
     expect(await collect(fromJsonl(events.map(toJsonl).join('')))).toEqual(events);
   });
 });
+
+describe('JsonlDecoder', () => {
+  it('copies the unfinished end of a chunk: a source may reuse its buffer', () => {
+    const found: unknown[] = [];
+    const decoder = new JsonlDecoder({ event: (e) => found.push(e), issue: (i) => found.push(`${i}`) });
+    const buffer = Buffer.alloc(64);
+    const first = '{"type": "text", "content": "he';
+    const second = 'llo"}\n';
+    buffer.write(first);
+    decoder.write(buffer.subarray(0, first.length));
+    buffer.fill(0x20).write(second);
+    decoder.write(buffer.subarray(0, second.length));
+    decoder.end();
+    expect(found).toEqual([{ type: 'text', content: 'hello' }]);
+  });
+});
