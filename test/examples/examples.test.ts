@@ -1,12 +1,13 @@
 // Runs each example as a user would, as a child process with the fake CLI
 // (EVOSCI_RX_FAKE=1) and stdout on a pipe, and checks what it prints.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stripVTControlCharacters } from 'node:util';
+import { promisify, stripVTControlCharacters } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { fakeEvoSci } from '../../testing/index.js';
 import { isAlive, scratch } from '../support/processes.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -214,5 +215,26 @@ describe('examples/live-progress.ts', () => {
     expect(stdout).toContain(`Response\n${demo.response}\n`);
     expect(stdout).toMatch(new RegExp(`· ${demo.events} events\\n?$`));
     expect(stdout).toMatch(/^■ research-agent /m);
+  });
+});
+
+describe('examples/quick-start.ts', () => {
+  it('is the README quick start, word for word', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const code = readFileSync(join(root, 'examples/quick-start.ts'), 'utf8').replace(/^(\/\/.*\n)+/, '');
+    expect(readme).toContain('```ts\n' + code + '```');
+  });
+
+  it('runs against the fake CLI and prints the text, the tools and the token total', async () => {
+    const demo = truth('demo-run');
+    const { command, env } = fakeEvoSci([{ transcript: join(root, 'examples/transcripts/demo-run.jsonl') }]);
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/quick-start.ts'], {
+      cwd: root,
+      env: { ...process.env, ...env, EVOSCI_BIN: command },
+    });
+    expect(stdout).toContain(demo.response.slice(0, 40));
+    expect(stdout).toMatch(/^succeeded tavily_search$/m);
+    expect(stdout).toMatch(/^failed execute$/m);
+    expect(stdout.trimEnd().endsWith(`${demo.usage.totalTokens} tokens`)).toBe(true);
   });
 });
