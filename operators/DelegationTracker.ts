@@ -59,7 +59,7 @@ export class DelegationTracker {
         if (event.name === 'task') this.taskCall(event.id, event.args);
         return;
       case 'tool_result':
-        if (event.name === 'task') this.taskResult(event.id ?? '');
+        if (event.name === 'task') this.taskResult(event.id ?? '', event.success);
         return;
       case 'subagent_start':
         return this.start(event.name, event.description);
@@ -92,11 +92,13 @@ export class DelegationTracker {
     this.pending.push(task);
   }
 
-  private taskResult(id: string): void {
+  private taskResult(id: string, success: boolean): void {
     if (id === '') {
-      // Older producers: the oldest delegation not yet ending is the one answered.
-      const state = this.open.find((s) => !s.delegation.ending);
+      // Older producers: a failure most likely answers a task that never started;
+      // otherwise the oldest delegation not yet ending is the one answered.
+      const state = success || this.pending.length === 0 ? this.open.find((s) => !s.delegation.ending) : undefined;
       if (state) state.delegation.ending = true;
+      else this.forget(this.pending.shift());
       return;
     }
     const state = this.open.find((s) => s.task?.id === id);
@@ -106,9 +108,14 @@ export class DelegationTracker {
     }
     // A task that ended without starting a sub-agent (it failed first): it will start none.
     const waiting = this.pending.findIndex((task) => task.id === id);
-    if (waiting !== -1) this.pending.splice(waiting, 1);
-    this.tasks.delete(id);
-    this.finished.add(id);
+    this.forget(waiting === -1 ? { id, subagentType: undefined } : this.pending.splice(waiting, 1)[0]);
+  }
+
+  /** A task call that will start no delegation. */
+  private forget(task: TaskCall | undefined): void {
+    if (task === undefined || task.id === '') return;
+    this.tasks.delete(task.id);
+    this.finished.add(task.id);
   }
 
   private start(name: string, description: string): void {

@@ -25,9 +25,15 @@ export type FakeStep =
   | { readonly ignoreSigterm: true }
   /**
    * Start a child process (a tool) that runs until killed; its pid is written
-   * to this file. With `inheritOutput` it holds the CLI's stdout and stderr open.
+   * to this file. With `inheritOutput` it holds the CLI's stdout and stderr
+   * open; with `ownSession` it leaves the CLI's process group (as `setsid` does).
    */
-  | { readonly grandchild: string; readonly ignoreSigterm?: boolean; readonly inheritOutput?: boolean }
+  | {
+      readonly grandchild: string;
+      readonly ignoreSigterm?: boolean;
+      readonly inheritOutput?: boolean;
+      readonly ownSession?: boolean;
+    }
   /** Close stdout and go on running. */
   | { readonly closeStdout: true }
   /** Send this signal to itself (`SIGKILL` for a crash). */

@@ -74,10 +74,13 @@ const steps = {
   },
   async sleep({ sleep: ms }) { await sleep(ms); },
   async ignoreSigterm() { process.on('SIGTERM', () => {}); },
-  async grandchild({ grandchild, ignoreSigterm, inheritOutput }) {
+  async grandchild({ grandchild, ignoreSigterm, inheritOutput, ownSession }) {
     const code = `${ignoreSigterm ? "process.on('SIGTERM', () => {});" : ''} setInterval(() => {}, 1000);`;
     // Unref'd, as a tool started in the background: the CLI may exit before it.
-    const child = spawn(process.execPath, ['-e', code], { stdio: inheritOutput ? ['ignore', 'inherit', 'inherit'] : 'ignore' });
+    const child = spawn(process.execPath, ['-e', code], {
+      stdio: inheritOutput ? ['ignore', 'inherit', 'inherit'] : 'ignore',
+      detached: Boolean(ownSession),
+    });
     child.unref();
     writeFileSync(grandchild, String(child.pid));
   },

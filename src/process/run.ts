@@ -116,11 +116,16 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
     }
     const pid = child.pid;
     const forget = pid === undefined ? undefined : killGroupOnExit(pid);
-    if (pid !== undefined) options.onSpawn?.(pid);
 
     function stop(reason?: () => unknown): void {
-      if (gone || ended) return;
+      if (ended) return;
       stopReason ??= reason;
+      if (gone) {
+        // Exited, but something it started (in a session of its own) still holds the output open.
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        return;
+      }
       if (killTimer !== undefined) return;
       signal('SIGTERM');
       killTimer = setTimeout(() => signal('SIGKILL'), killGraceMs);
@@ -136,7 +141,8 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
         write(chunk);
       } catch (err) {
         decoder.stop();
-        stop(() => err);
+        stopReason ??= () => err;
+        stop();
       }
     };
     child.stdout?.on('data', guarded((chunk) => decoder.write(chunk)));
@@ -148,6 +154,14 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
       // any copy of the output pipes that would keep the run from ending.
       if (POSIX && pid !== undefined) signalTree(pid, 'SIGKILL');
     });
+
+    if (pid !== undefined) {
+      try {
+        options.onSpawn?.(pid);
+      } catch (err) {
+        stop(() => err);
+      }
+    }
 
     const onAbort = () => stop(() => new CancelledError('run aborted', details({ cause: options.signal?.reason })));
     options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -176,8 +190,14 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
     );
 
     function finish(result: Awaited<typeof child>): void {
-      decoder.end();
-      stderr.end();
+      // Flushing calls the app's callbacks; one that throws must not keep onExit from being called.
+      for (const flush of [() => decoder.end(), () => stderr.end()]) {
+        try {
+          flush();
+        } catch (err) {
+          stopReason ??= () => err;
+        }
+      }
       const exitCode = result.exitCode;
       const signalName = result.signal;
       const info: ExitInfo = {

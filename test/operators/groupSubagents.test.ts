@@ -166,6 +166,22 @@ describe('groupSubagents', () => {
     ]);
   });
 
+  it('lets an id-less failed task (older producers) start nothing either', async () => {
+    const events: EvoEvent[] = [
+      task('t1', 'research-agent'),
+      ev.toolResult('task', 'invalid arguments', { success: false }),
+      task('t2'),
+      ev.subagentStart('sub-agent', 'Surv'),
+      task('t2', 'research-agent'),
+      ev.subagentStart('research-agent', 'Survey'),
+      ev.subagentText('research-agent', 'found'),
+      ev.toolResult('task', 'done'),
+      ev.subagentEnd('research-agent'),
+    ];
+    const runs = await delegations(events);
+    expect(runs.map((r) => [r.key, r.name, r.events.length])).toEqual([['t2', 'research-agent', 1]]);
+  });
+
   it('never drops an event: one with no delegation of its name (nor a placeholder one) starts one of its own', async () => {
     const events: EvoEvent[] = [ev.subagentText('stray-agent', 'hello'), ev.subagentEnd('stray-agent'), ev.subagentEnd('nobody')];
     const runs = await delegations(events);

@@ -221,6 +221,36 @@ describe('run', () => {
     expect(await gone(Number(readFileSync(pidFile, 'utf8')), 3000)).toBe(true);
   });
 
+  it('still times out when the CLI has exited but a process in a session of its own holds the output', async () => {
+    const pidFile = file('escaped.pid');
+    try {
+      const { events, error } = await outcome(
+        fake([{ grandchild: pidFile, inheritOutput: true, ownSession: true }, { lines: [text('a')] }], { timeoutMs: 500 }),
+      );
+      expect(events).toHaveLength(1);
+      expect(error).toBeInstanceOf(TimeoutError);
+    } finally {
+      process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+    }
+  });
+
+  it('stops the process when onSpawn throws, and errors with what it threw', async () => {
+    const thrown = new Error('spawn hook failed');
+    let spawned = 0;
+    const { error } = await outcome(
+      fake([{ hang: true }], {
+        killGraceMs: 200,
+        onSpawn: (pid) => {
+          spawned = pid;
+          throw thrown;
+        },
+      }),
+    );
+    expect(error).toBe(thrown);
+    expect(spawned).toBeGreaterThan(0);
+    expect(isAlive(spawned)).toBe(false);
+  });
+
   it('errors with what an app callback threw, instead of hanging', async () => {
     const thrown = new Error('onExit failed');
     const { error } = await outcome(
