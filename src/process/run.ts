@@ -81,6 +81,7 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
     let ended = false;
     let killTimer: ReturnType<typeof setTimeout> | undefined;
     let timeoutTimer: ReturnType<typeof setTimeout> | undefined;
+    let drainTimer: ReturnType<typeof setTimeout> | undefined;
 
     const decoder = new JsonlDecoder(
       {
@@ -153,6 +154,12 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
       // The CLI is gone; what it left running in its group goes too, and with it
       // any copy of the output pipes that would keep the run from ending.
       if (POSIX && pid !== undefined) signalTree(pid, 'SIGKILL');
+      // A process that left the group can still hold them: once the CLI's own
+      // output has had time to drain, stop reading.
+      drainTimer = setTimeout(() => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, killGraceMs);
     });
 
     if (pid !== undefined) {
@@ -177,6 +184,7 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
         ended = true;
         clearTimeout(killTimer);
         clearTimeout(timeoutTimer);
+        clearTimeout(drainTimer);
         options.signal?.removeEventListener('abort', onAbort);
         forget?.();
         try {

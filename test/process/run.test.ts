@@ -234,6 +234,19 @@ describe('run', () => {
     }
   });
 
+  it('ends killGraceMs after the CLI exits even if a process in a session of its own holds the output', async () => {
+    const pidFile = file('escaped.pid');
+    try {
+      const { events, error } = await outcome(
+        fake([{ grandchild: pidFile, inheritOutput: true, ownSession: true }, { lines: [text('a'), done] }], { killGraceMs: 300 }),
+      );
+      expect(error).toBeUndefined();
+      expect(events.map((e) => e.type)).toEqual(['text', 'done']);
+    } finally {
+      process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+    }
+  });
+
   it('stops the process when onSpawn throws, and errors with what it threw', async () => {
     const thrown = new Error('spawn hook failed');
     let spawned = 0;
