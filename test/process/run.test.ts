@@ -21,7 +21,7 @@ import {
 import { fakeEvoSci } from '../../testing/fakeEvoSci.js';
 import type { FakeStep } from '../../testing/FakeStep.js';
 import { collect, fixtureBytes, fixturePath } from '../support/collect.js';
-import { gone, isAlive, readWhenWritten, runHandles, scratch } from '../support/processes.js';
+import { eventually, gone, isAlive, readWhenWritten, runHandles, scratch } from '../support/processes.js';
 
 const research = fixturePath('research-run.jsonl');
 const line = (event: object) => JSON.stringify(event);
@@ -187,14 +187,15 @@ describe('run', () => {
     const record = file('pid.json');
     const exits: ExitInfo[] = [];
     const first = await firstValueFrom(
-      run(fake([{ ignoreSigterm: true }, { record }, { lines: [text('a')] }, { hang: true }], { killGraceMs: 300, onExit: (i) => exits.push(i) })),
+      run(fake([{ ignoreSigterm: true }, { record }, { lines: [text('a')] }, { hang: true }], { killGraceMs: 1000, onExit: (i) => exits.push(i) })),
     );
     expect(first.type).toBe('text');
     const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
+    // SIGTERM was sent and ignored: still alive inside the grace period, gone after it.
     await new Promise((r) => setTimeout(r, 100));
     expect(isAlive(pid)).toBe(true);
-    expect(await gone(pid, 3000)).toBe(true);
-    await new Promise((r) => setTimeout(r, 50));
+    expect(await gone(pid, 5000)).toBe(true);
+    for (let i = 0; i < 100 && exits.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(exits).toEqual([expect.objectContaining({ signal: 'SIGKILL' })]);
   });
 
@@ -437,8 +438,7 @@ describe('run', () => {
     );
     for (const record of records) pids.push((JSON.parse(readFileSync(record, 'utf8')) as { pid: number }).pid);
     for (const pid of pids) expect(await gone(pid, 3000)).toBe(true);
-    await new Promise((r) => setTimeout(r, 400));
-    expect(runHandles().length).toBeLessThanOrEqual(handlesBefore);
+    expect(await eventually(() => runHandles().length <= handlesBefore)).toBe(true);
     expect(hooks().filter((listener) => !hooksBefore.includes(listener))).toEqual([]);
   });
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../src/index.js';
 import { fakeEvoSci, type FakeStep } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
-import { gone, runHandles, scratch } from '../support/processes.js';
+import { eventually, gone, runHandles, scratch } from '../support/processes.js';
 
 const transcript = fixturePath('research-run.jsonl');
 const warnings: Error[] = [];
@@ -67,8 +67,7 @@ describe('soak', () => {
       ),
     );
     for (const pid of pids) if (pid !== undefined) expect(await gone(pid, 3000)).toBe(true);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(runHandles().length).toBeLessThanOrEqual(handlesBefore);
+    expect(await eventually(() => runHandles().length <= handlesBefore)).toBe(true);
     expect(warnings.map((w) => w.name)).toEqual([]);
     expect(rejections).toEqual([]);
   }, 120_000);

@@ -47,3 +47,10 @@ export function scratch(): (name: string) => string {
 export function runHandles(): string[] {
   return process.getActiveResourcesInfo().filter((kind) => /ChildProcess|Pipe|Timeout|Signal|TTYWrap|ProcessWrap/.test(kind));
 }
+
+/** Resolves once `check()` holds, or with its last answer after `withinMs`: for clean-up that finishes asynchronously. */
+export async function eventually(check: () => boolean, withinMs = 3000): Promise<boolean> {
+  const until = Date.now() + withinMs;
+  while (!check() && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+  return check();
+}
