@@ -36,9 +36,12 @@ await lastValueFrom(
 );
 
 if (latencies.length !== count) throw new Error(`measured ${latencies.length} events, expected ${count}`);
+// The first events also pay for compiling the decoding path.
+const warmup = Math.min(50, Math.floor(count / 10));
+latencies.splice(0, warmup);
 latencies.sort((a, b) => a - b);
 const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
 const ms = (v: number) => `${v.toFixed(3)} ms`;
-console.log(`run() write-to-subscriber latency, ${count} events ${gap} ms apart (node ${process.version})`);
+console.log(`run() write-to-subscriber latency, ${count} events ${gap} ms apart, first ${warmup} not counted (node ${process.version})`);
 console.log(`  p50 ${ms(at(0.5))}   p90 ${ms(at(0.9))}   p99 ${ms(at(0.99))}   max ${ms(latencies.at(-1)!)}`);
-console.log(`  target p99 < 5 ms: ${at(0.99) < 5 ? 'met' : 'missed'}`);
+if (!flags.smoke) console.log(`  target p99 < 5 ms: ${at(0.99) < 5 ? 'met' : 'missed'}`);
