@@ -1,11 +1,6 @@
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import type { AskUserEvent } from '../src/events/AskUserEvent.js';
 import type { EvoEvent } from '../src/events/EvoEvent.js';
-import type { EvoEventType } from '../src/events/EvoEventType.js';
-import type { SubagentToolCallEvent } from '../src/events/SubagentToolCallEvent.js';
-import type { SubagentToolResultEvent } from '../src/events/SubagentToolResultEvent.js';
-import type { ToolCallEvent } from '../src/events/ToolCallEvent.js';
-import type { ToolResultEvent } from '../src/events/ToolResultEvent.js';
 import type { InterruptEvent } from '../src/events/InterruptEvent.js';
 import type { UnknownEvent } from '../src/events/UnknownEvent.js';
 import type { Delegation } from './Delegation.js';
@@ -69,31 +64,7 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
         event: () => undefined,
         end: () => undefined,
       });
-      const counts: Record<EvoEventType, number> = {
-        thinking: 0,
-        text: 0,
-        tool_call: 0,
-        tool_result: 0,
-        subagent_start: 0,
-        subagent_tool_call: 0,
-        subagent_tool_result: 0,
-        subagent_text: 0,
-        subagent_end: 0,
-        tool_selection: 0,
-        summarization_start: 0,
-        summarization: 0,
-        usage_stats: 0,
-        interrupt: 0,
-        ask_user: 0,
-        error: 0,
-        done: 0,
-      };
-      const unknown = new Map<string, number>();
-      const tool = (event: ToolCallEvent | ToolResultEvent | SubagentToolCallEvent | SubagentToolResultEvent) => {
-        const snapshot = tools.push(event);
-        if (snapshot) keep(snapshot);
-        subagents.push(event);
-      };
+      const counts = new Map<string, number>();
       const errors: string[] = [];
       const interrupts: InterruptEvent[] = [];
       const questions: AskUserEvent[] = [];
@@ -110,74 +81,43 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
         next: (raw) => {
           const event = raw as EvoEvent;
           events++;
-          // Counted by named property in each case: a map keyed by the type string
-          // would hash a fresh string for every event, and most events are text.
+          counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
           switch (event.type) {
             case 'text':
-              counts.text++;
               if (deltas.push(event.content) === TEXT_BATCH) {
                 textParts.push(deltas.join(''));
                 deltas = [];
               }
               return;
-            case 'thinking':
-              counts.thinking++;
-              return;
             case 'usage_stats':
-              counts.usage_stats++;
               inputTokens += event.input_tokens;
               outputTokens += event.output_tokens;
               return;
             case 'done':
-              counts.done++;
               response = event.response;
               return;
             case 'error':
-              counts.error++;
               errors.push(event.message);
               return;
             case 'interrupt':
-              counts.interrupt++;
               interrupts.push(event);
               return;
             case 'ask_user':
-              counts.ask_user++;
               questions.push(event);
               return;
             case 'tool_call':
-              counts.tool_call++;
-              return tool(event);
             case 'tool_result':
-              counts.tool_result++;
-              return tool(event);
             case 'subagent_tool_call':
-              counts.subagent_tool_call++;
-              return tool(event);
-            case 'subagent_tool_result':
-              counts.subagent_tool_result++;
-              return tool(event);
-            case 'subagent_start':
-              counts.subagent_start++;
-              return subagents.push(event);
-            case 'subagent_end':
-              counts.subagent_end++;
-              return subagents.push(event);
-            case 'subagent_text':
-              counts.subagent_text++;
-              return subagents.push(event);
-            case 'tool_selection':
-              counts.tool_selection++;
+            case 'subagent_tool_result': {
+              const snapshot = tools.push(event);
+              if (snapshot) keep(snapshot);
+              subagents.push(event);
               return;
-            case 'summarization_start':
-              counts.summarization_start++;
-              return;
-            case 'summarization':
-              counts.summarization++;
-              return;
-            default: {
-              const type = (raw as { type: string }).type;
-              unknown.set(type, (unknown.get(type) ?? 0) + 1);
             }
+            case 'subagent_start':
+            case 'subagent_end':
+            case 'subagent_text':
+              subagents.push(event);
           }
         },
         error: (err: unknown) => subscriber.error(err),
@@ -201,7 +141,7 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
             errors,
             interrupts,
             questions,
-            counts: Object.fromEntries([...Object.entries(counts).filter(([, n]) => n > 0), ...unknown]),
+            counts: Object.fromEntries(counts),
             events,
           });
           subscriber.complete();

@@ -73,11 +73,6 @@ export class JsonlDecoder {
     this.keepUnknown = options.keepUnknown ?? false;
   }
 
-  /** Lines completed so far. */
-  get lines(): number {
-    return this.lineNumber;
-  }
-
   /** The open line: what was received after the last newline (its start only, if oversized). */
   get partialLine(): string {
     return this.oversized ? this.oversizedHead : this.joinPending();

@@ -58,7 +58,7 @@ export function fromJsonl(source: JsonlSource, options: DecodeOptions = {}): Obs
       subscriber.error(new TypeError(UNSUPPORTED));
       return undefined;
     }
-    if (isReadableStream(source)) return readStream(source, decoder, subscriber);
+    if (isReadableStream(source)) return readAsync(readerIterator(source), decoder, subscriber);
     if (Symbol.asyncIterator in source) return readAsync(source[Symbol.asyncIterator](), decoder, subscriber);
     if (Symbol.iterator in source) {
       const iterator = source[Symbol.iterator]();
@@ -104,28 +104,19 @@ function readAsync(
   })().catch((err: unknown) => subscriber.error(err));
   return () => {
     decoder.stop();
-    // Stops the producer: a Node Readable is destroyed, a generator finishes.
+    // Stops the producer: a Node Readable is destroyed, a generator finishes, a web stream is cancelled.
     iterator.return?.()?.catch(() => undefined);
   };
 }
 
-function readStream(
-  stream: ReadableStream<Chunk>,
-  decoder: JsonlDecoder,
-  subscriber: Subscriber<unknown>,
-): () => void {
+/** A web stream's reader as an async iterator, so that it is read like any other; `return` cancels it. */
+function readerIterator(stream: ReadableStream<Chunk>): AsyncIterator<Chunk> {
   const reader = stream.getReader();
-  (async () => {
-    for (;;) {
-      const step = await reader.read();
-      if (subscriber.closed) return;
-      if (step.done) break;
-      decoder.write(step.value);
-    }
-    finish(decoder, subscriber);
-  })().catch((err: unknown) => subscriber.error(err));
-  return () => {
-    decoder.stop();
-    reader.cancel().catch(() => undefined);
+  return {
+    next: () => reader.read() as Promise<IteratorResult<Chunk>>,
+    return: async () => {
+      await reader.cancel();
+      return { done: true, value: undefined };
+    },
   };
 }

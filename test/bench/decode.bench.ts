@@ -4,7 +4,7 @@
  *   (1) baseline     readline.createInterface({ input: fs.createReadStream(file) }) + JSON.parse per line
  *   (2) parse-only   1 MiB fs reads, split on the newline byte, UTF-8 decode, JSON.parse; no validation
  *   (3) fromJsonl    fromJsonl(fs.createReadStream(file, { highWaterMark: 1 MiB })), counting events
- *   (4) +summarize   (3) piped through summarize() from operators/ (skipped while it does not exist)
+ *   (4) +summarize   (3) piped through summarize()
  *
  * One untimed warm-up pass of every variant, then N interleaved rounds
  * (1 2 3 4 1 2 3 4 …) with a full GC before each timed pass; the median of each
@@ -26,8 +26,9 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { tap, type Observable, type OperatorFunction } from 'rxjs';
-import { fromJsonl, type DecodeIssue, type EvoEvent } from '../../src/events/index.js';
+import { tap, type Observable } from 'rxjs';
+import { fromJsonl, type DecodeIssue } from '../../src/events/index.js';
+import { summarize, type RunSummary } from '../../operators/index.js';
 import { generateTranscript } from './generateTranscript.js';
 
 const MiB = 1 << 20;
@@ -122,43 +123,24 @@ function library(file: string): Promise<number> {
   return count((onDiagnostic) => fromJsonl(createReadStream(file, { highWaterMark: MiB }), { onDiagnostic }));
 }
 
-type Summarize = () => OperatorFunction<EvoEvent, unknown>;
-
 /**
  * (4) The library and the summary operator; events counted before the
- * operator, and checked against the summary's own `events` count when it has one.
+ * operator, and checked against the summary's own `events` count.
  */
-function withSummary(summarize: Summarize): (file: string) => Promise<number> {
-  return async (file) => {
-    let events = 0;
-    let summary: unknown;
-    const emitted = await count(
-      (onDiagnostic) =>
-        fromJsonl(createReadStream(file, { highWaterMark: MiB }), { onDiagnostic }).pipe(
-          tap(() => events++),
-          summarize(),
-        ),
-      (value) => (summary = value),
-    );
-    if (emitted !== 1) throw new Error(`summarize() emitted ${emitted} values, expected 1`);
-    const reported = (summary as { events?: unknown } | undefined)?.events;
-    if (typeof reported === 'number' && reported !== events) {
-      throw new Error(`summarize() reports ${reported} events, ${events} went in`);
-    }
-    return events;
-  };
-}
-
-/** `summarize` from operators/, or why it is not there. The specifier is built so the type-checker does not resolve it. */
-async function loadSummarize(): Promise<Summarize | string> {
-  const specifier = new URL('../../operators/index.js', import.meta.url).href;
-  try {
-    const mod = (await import(specifier)) as { summarize?: unknown };
-    if (typeof mod.summarize !== 'function') return 'operators/index does not export summarize()';
-    return mod.summarize as Summarize;
-  } catch (err) {
-    return `cannot import operators/index.js (${(err as Error).message.split('\n')[0]})`;
-  }
+async function withSummary(file: string): Promise<number> {
+  let events = 0;
+  let summary: RunSummary | undefined;
+  const emitted = await count(
+    (onDiagnostic) =>
+      fromJsonl(createReadStream(file, { highWaterMark: MiB }), { onDiagnostic }).pipe(
+        tap(() => events++),
+        summarize(),
+      ),
+    (value) => (summary = value as RunSummary),
+  );
+  if (emitted !== 1) throw new Error(`summarize() emitted ${emitted} values, expected 1`);
+  if (summary?.events !== events) throw new Error(`summarize() reports ${summary?.events} events, ${events} went in`);
+  return events;
 }
 
 // --- the run ---------------------------------------------------------------------------
@@ -203,10 +185,8 @@ async function main(): Promise<void> {
     { id: 1, label: '(1) readline + JSON.parse', run: baseline, times: [], cpu: [] },
     { id: 2, label: '(2) parse-only floor', run: parseOnly, times: [], cpu: [] },
     { id: 3, label: '(3) fromJsonl', run: library, times: [], cpu: [] },
+    { id: 4, label: '(4) fromJsonl + summarize()', run: withSummary, times: [], cpu: [] },
   ];
-  const summarize = await loadSummarize();
-  if (typeof summarize === 'string') console.log(`note: (4) fromJsonl + summarize() skipped: ${summarize}`);
-  else variants.push({ id: 4, label: '(4) fromJsonl + summarize()', run: withSummary(summarize), times: [], cpu: [] });
   const active = variants.filter((v) => only === undefined || only.has(v.id));
   if (active.length === 0) throw new Error(`--only ${flags.only}: no such variant`);
 

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify, stripVTControlCharacters } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fakeEvoSci } from '../../testing/index.js';
+import { fixtureTruth } from '../support/collect.js';
 import { isAlive, scratch } from '../support/processes.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -18,8 +19,7 @@ interface Truth {
   invocations: unknown[];
   usage: { totalTokens: number };
 }
-const truth = (name: string): Truth =>
-  JSON.parse(readFileSync(join(root, 'examples/transcripts', `${name}.truth.json`), 'utf8')) as Truth;
+const truth = (name: string): Truth => fixtureTruth<Truth>(`examples/transcripts/${name}.jsonl`);
 const transcriptEvents = (name: string): Record<string, unknown>[] =>
   readFileSync(join(root, 'examples/transcripts', `${name}.jsonl`), 'utf8')
     .split('\n')

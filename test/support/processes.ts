@@ -18,21 +18,14 @@ export function isAlive(pid: number): boolean {
 }
 
 /** Resolves `true` once `pid` is gone, `false` if it is still there after `withinMs`. */
-export async function gone(pid: number, withinMs = 5000): Promise<boolean> {
-  const until = Date.now() + withinMs;
-  while (Date.now() < until) {
-    if (!isAlive(pid)) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return !isAlive(pid);
+export function gone(pid: number, withinMs = 5000): Promise<boolean> {
+  return eventually(() => !isAlive(pid), withinMs);
 }
 
 /** Waits for a file the fake CLI writes, and reads it. */
 export async function readWhenWritten(path: string, withinMs = 5000): Promise<string> {
-  const until = Date.now() + withinMs;
-  while (!existsSync(path) || readFileSync(path, 'utf8') === '') {
-    if (Date.now() > until) throw new Error(`${path} was not written`);
-    await new Promise((r) => setTimeout(r, 10));
+  if (!(await eventually(() => existsSync(path) && readFileSync(path, 'utf8') !== '', withinMs))) {
+    throw new Error(`${path} was not written`);
   }
   return readFileSync(path, 'utf8');
 }
