@@ -7,7 +7,7 @@ export function describeAction(action: ViewAction, c: Colors, width = 100): stri
   switch (action.kind) {
     case 'tool': {
       const { invocation, delegation } = action;
-      if (invocation.status === 'running' || (invocation.name === 'task' && !delegation)) return undefined;
+      if (invocation.status === 'running') return undefined;
       const where = delegation ? `  ${c.magenta(delegation.name)} › ` : '';
       const detail = invocation.status === 'failed' ? (invocation.result ?? '') : f.brief(invocation.args);
       return `${where}${f.icon(invocation, c, '')} ${invocation.name} ${c.dim(f.fit(detail, width - 30))} ${c.dim(f.seconds(invocation))}`.trimEnd();

@@ -22,7 +22,6 @@ export function reduceView(state: ViewState, action: ViewAction): ViewState {
       if (delegation) {
         return updateDelegation(state, delegation, (d) => ({ ...d, tools: new Map(d.tools).set(invocation.key, invocation) }));
       }
-      if (invocation.name === 'task') return state;
       return { ...state, tools: new Map(state.tools).set(invocation.key, invocation) };
     }
     case 'subagent-start':

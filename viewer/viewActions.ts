@@ -1,4 +1,4 @@
-import { connect, count, map, merge, mergeMap, of, share, type OperatorFunction } from 'rxjs';
+import { connect, count, filter, map, merge, mergeMap, of, share, type OperatorFunction } from 'rxjs';
 import type { EvoEvent } from '../src/events/EvoEvent.js';
 import type { UnknownEvent } from '../src/events/UnknownEvent.js';
 import { accumulateText } from '../operators/accumulateText.js';
@@ -11,7 +11,8 @@ import type { ViewAction } from './ViewAction.js';
 
 /**
  * The changes a live view shows, from one subscription to the run: the
- * library's operators side by side over the shared event stream. Sub-agent
+ * library's operators side by side over the shared event stream. Main-agent
+ * `task` calls are left out of the tools: they are the delegations. Sub-agent
  * tools are paired inside each delegation's own `events$`, so two parallel
  * sub-agents of the same name keep their tools apart.
  */
@@ -22,6 +23,8 @@ export function viewActions(): OperatorFunction<EvoEvent | UnknownEvent, ViewAct
       events$.pipe(accumulateText(), map((text): ViewAction => ({ kind: 'text', text }))),
       events$.pipe(
         ofType('tool_call', 'tool_result'),
+        // A `task` call is a delegation: the sub-agent tree shows it.
+        filter((e) => e.name !== 'task'),
         pairToolCalls(),
         map((invocation): ViewAction => ({ kind: 'tool', invocation })),
       ),
