@@ -88,8 +88,13 @@ export class JsonlDecoder {
   /** End of input: flush a final line that has no newline. */
   end(): void {
     if (this.stopped) return;
-    if (this.pendingLength > 0 || this.oversized) this.finishLine('');
+    if (this.lineOpen) this.finishLine('');
     this.stopped = true;
+  }
+
+  /** Whether a line was started and not yet ended. */
+  private get lineOpen(): boolean {
+    return this.pendingLength > 0 || this.oversized;
   }
 
   /** Stop decoding: later chunks and the rest of this one are ignored. */
@@ -99,7 +104,7 @@ export class JsonlDecoder {
 
   private bytes(chunk: Uint8Array): void {
     let start = 0;
-    if (this.pendingLength > 0 || this.oversized) {
+    if (this.lineOpen) {
       const end = chunk.indexOf(LF_BYTE);
       if (end === -1) return this.hold(copy(chunk, 0));
       this.finishLine(chunk.subarray(0, end));
@@ -119,7 +124,7 @@ export class JsonlDecoder {
   private text(chunk: string): void {
     let start = 0;
     let end = chunk.indexOf(LF);
-    if (end !== -1 && (this.pendingLength > 0 || this.oversized)) {
+    if (end !== -1 && this.lineOpen) {
       this.finishLine(chunk.slice(0, end));
       start = end + 1;
       end = chunk.indexOf(LF, start);
