@@ -3,10 +3,9 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { finalize, fromEvent, takeUntil, tap, type Observable } from 'rxjs';
-import type { DecodeIssue } from '../src/decode/DecodeIssue.js';
-import { fromJsonl } from '../src/decode/fromJsonl.js';
-import { toJsonl } from '../src/decode/toJsonl.js';
-import type { EvoEvent } from '../src/events/EvoEvent.js';
+import type { DecodeIssue } from '../src/decode/decodeLine.js';
+import { fromJsonl, toJsonl } from '../src/decode/jsonl.js';
+import type { EvoEvent } from '../src/events.js';
 import { run } from '../src/process/run.js';
 import { liveView } from '../viewer/liveView.js';
 

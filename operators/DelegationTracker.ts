@@ -1,7 +1,39 @@
-import type { EvoEvent } from '../src/events/EvoEvent.js';
-import type { Delegation } from './Delegation.js';
-import type { DelegationSink } from './DelegationSink.js';
-import type { SubagentEvent } from './SubagentEvent.js';
+import {
+  isKnownEvent,
+  type EvoEvent,
+  type SubagentTextEvent,
+  type SubagentToolCallEvent,
+  type SubagentToolResultEvent,
+  type UnknownEvent,
+} from '../src/events.js';
+
+
+/** An event made inside a sub-agent: what a delegation's `events$` carries. */
+export type SubagentEvent = SubagentToolCallEvent | SubagentToolResultEvent | SubagentTextEvent;
+
+/** The state of one delegation, as `DelegationTracker` keeps it. */
+export interface Delegation {
+  /** The id of the `task` tool call that started it, or `subagent#n` when none was seen. */
+  readonly key: string;
+  /** The latest name: a second `subagent_start` replaces a placeholder. */
+  name: string;
+  description: string;
+  /** The `task` call's id, when one was seen. */
+  readonly taskCallId: string | undefined;
+  /** Events routed to it so far. */
+  events: number;
+  /** Its `task` result has arrived: the next `subagent_end` of its name is its own. */
+  ending: boolean;
+  open: boolean;
+}
+
+
+/** What `DelegationTracker` reports. */
+export interface DelegationSink {
+  start(delegation: Delegation): void;
+  event(delegation: Delegation, event: SubagentEvent): void;
+  end(delegation: Delegation): void;
+}
 
 /** The name the producer gives a sub-agent before it knows the real one. */
 const PLACEHOLDER = 'sub-agent';
@@ -53,7 +85,8 @@ export class DelegationTracker {
 
   constructor(private readonly sink: DelegationSink) {}
 
-  push(event: EvoEvent): void {
+  push(event: EvoEvent | UnknownEvent): void {
+    if (!isKnownEvent(event)) return;
     switch (event.type) {
       case 'tool_call':
         if (event.name === 'task') this.taskCall(event.id, event.args);

@@ -1,10 +1,64 @@
-import type { EvoEvent } from '../src/events/EvoEvent.js';
-import type { SubagentToolCallEvent } from '../src/events/SubagentToolCallEvent.js';
-import type { SubagentToolResultEvent } from '../src/events/SubagentToolResultEvent.js';
-import type { ToolCallEvent } from '../src/events/ToolCallEvent.js';
-import type { ToolResultEvent } from '../src/events/ToolResultEvent.js';
-import { sameJson } from './sameJson.js';
-import type { ToolInvocation } from './ToolInvocation.js';
+import {
+  isKnownEvent,
+  type EvoEvent,
+  type SubagentToolCallEvent,
+  type SubagentToolResultEvent,
+  type ToolCallEvent,
+  type ToolResultEvent,
+  type UnknownEvent,
+} from '../src/events.js';
+
+
+/**
+ * One tool invocation as `pairToolCalls` sees it at one moment. Each snapshot
+ * is a new object; a later snapshot with the same `key` supersedes it.
+ */
+export interface ToolInvocation {
+  /** Unique per invocation within a run: the wire id (prefixed by the sub-agent for its calls), or `#n` for a call without one. */
+  readonly key: string;
+  /** The id as on the wire; `''` when the producer sent none. */
+  readonly id: string;
+  readonly name: string;
+  /** The latest arguments: the complete ones once the producer has re-sent the call. */
+  readonly args: Readonly<Record<string, unknown>>;
+  /** The sub-agent that made the call; absent for the main agent's calls. */
+  readonly subagent?: string;
+  /** `unfinished`: the stream ended before its result. */
+  readonly status: 'running' | 'succeeded' | 'failed' | 'unfinished';
+  /** The result's content, once it has arrived. */
+  readonly result?: string;
+  readonly success?: boolean;
+  /** The latest call event; absent only for a result whose call was never seen. */
+  readonly callEvent?: ToolCallEvent | SubagentToolCallEvent;
+  readonly resultEvent?: ToolResultEvent | SubagentToolResultEvent;
+  /** Scheduler time of the first call event, and of the result or the end of the stream. */
+  readonly startedAt: number;
+  readonly endedAt?: number;
+}
+
+/**
+ * Whether two values parsed from JSON are equal, compared in place: cheaper
+ * than comparing `JSON.stringify` output, which allocates both strings.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let keys = 0;
+  for (const key in x) {
+    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+    keys++;
+  }
+  for (const _ in y) keys--;
+  return keys === 0;
+}
 
 type Call = ToolCallEvent | SubagentToolCallEvent;
 type Result = ToolResultEvent | SubagentToolResultEvent;
@@ -57,7 +111,8 @@ export class ToolCallTracker {
   constructor(private readonly now: () => number) {}
 
   /** Feeds one event; returns the snapshot it produced, if any. */
-  push(event: EvoEvent): ToolInvocation | undefined {
+  push(event: EvoEvent | UnknownEvent): ToolInvocation | undefined {
+    if (!isKnownEvent(event)) return undefined;
     switch (event.type) {
       case 'tool_call':
         return this.call(event, undefined);

@@ -1,8 +1,5 @@
 import { filter, map, scan, type OperatorFunction } from 'rxjs';
-import type { DoneEvent } from '../src/events/DoneEvent.js';
-import type { EvoEvent } from '../src/events/EvoEvent.js';
-import type { TextEvent } from '../src/events/TextEvent.js';
-import type { UnknownEvent } from '../src/events/UnknownEvent.js';
+import { isKnownEvent, type DoneEvent, type EvoEvent, type TextEvent, type UnknownEvent } from '../src/events.js';
 
 interface Text {
   text: string;
@@ -26,7 +23,7 @@ interface Text {
 export function accumulateText(): OperatorFunction<EvoEvent | UnknownEvent, string> {
   return (source) =>
     source.pipe(
-      filter((event): event is TextEvent | DoneEvent => event.type === 'text' || event.type === 'done'),
+      filter((event): event is TextEvent | DoneEvent => (event.type === 'text' || event.type === 'done') && isKnownEvent(event)),
       scan<TextEvent | DoneEvent, Text>(
         (state, event) => {
           const text = event.type === 'text' ? state.text + event.content : event.response;

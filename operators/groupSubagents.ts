@@ -1,21 +1,34 @@
-import { Observable, Subject, type OperatorFunction } from 'rxjs';
-import type { EvoEvent } from '../src/events/EvoEvent.js';
-import type { UnknownEvent } from '../src/events/UnknownEvent.js';
-import type { Delegation } from './Delegation.js';
-import { DelegationTracker } from './DelegationTracker.js';
-import type { SubagentEvent } from './SubagentEvent.js';
-import type { SubagentRun } from './SubagentRun.js';
+import { Observable, Subject, type OperatorFunction, type Subscription } from 'rxjs';
+import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import { DelegationTracker, type Delegation, type SubagentEvent } from './DelegationTracker.js';
+
+export type { SubagentEvent } from './DelegationTracker.js';
+
+/** One delegation to a sub-agent, as `groupSubagents` emits it. */
+export interface SubagentRun {
+  /** The id of the `task` call that started it, or `subagent#n` when none was seen. */
+  readonly key: string;
+  /** The latest name: it changes when the producer replaces the `sub-agent` placeholder. */
+  readonly name: string;
+  readonly description: string;
+  readonly taskCallId: string | undefined;
+  /** Its `subagent_*` events; completes at its `subagent_end`, or when the source ends. Hot, like `groupBy`'s groups. */
+  readonly events$: Observable<SubagentEvent>;
+}
 
 /**
  * Emits one `SubagentRun` per delegation as soon as it starts, like
  * `groupBy`: its `events$` carries that delegation's `subagent_*` events and
  * completes at its `subagent_end`, or when the source completes or errors
  * (the error goes to the outer Observable). Subscribe to `events$` when the
- * run is emitted, as with `groupBy`'s groups.
+ * run is emitted, as with `groupBy`'s groups; and as with `groupBy`, the
+ * source stays subscribed while any `events$` is, even after the outer
+ * subscriber has gone (`take(1)` then `mergeMap` to its events).
  *
  * A delegation is keyed by its `task` call. A second `subagent_start` renames
  * it (`name` always reads the latest), and same-name delegations can run at
- * once; `DelegationTracker` documents how events are told apart.
+ * once; `DelegationTracker` documents how events are told apart. An exception
+ * while routing errors the outer subscriber.
  *
  * ```ts
  * run$.pipe(
@@ -34,10 +47,32 @@ export function groupSubagents(): OperatorFunction<EvoEvent | UnknownEvent, Suba
   return (source) =>
     new Observable<SubagentRun>((subscriber) => {
       const channels = new Map<Delegation, Subject<SubagentEvent>>();
+      /** Subscriptions to the `events$` of open delegations: they hold the source, as `groupBy`'s groups do. */
+      let listeners = 0;
+      let outerGone = false;
+      let sourceSubscription: Subscription | undefined;
+      const release = () => {
+        if (outerGone && listeners === 0) sourceSubscription?.unsubscribe();
+      };
+      const eventsOf = (channel: Subject<SubagentEvent>) =>
+        new Observable<SubagentEvent>((inner) => {
+          listeners++;
+          const subscription = channel.subscribe(inner);
+          return () => {
+            subscription.unsubscribe();
+            listeners--;
+            release();
+          };
+        });
+      const endAll = () => {
+        for (const channel of channels.values()) channel.complete();
+        channels.clear();
+      };
       const tracker = new DelegationTracker({
         start: (delegation) => {
-          const events = new Subject<SubagentEvent>();
-          channels.set(delegation, events);
+          const channel = new Subject<SubagentEvent>();
+          channels.set(delegation, channel);
+          if (outerGone) return;
           subscriber.next({
             key: delegation.key,
             get name() {
@@ -47,7 +82,7 @@ export function groupSubagents(): OperatorFunction<EvoEvent | UnknownEvent, Suba
               return delegation.description;
             },
             taskCallId: delegation.taskCallId,
-            events$: events.asObservable(),
+            events$: eventsOf(channel),
           });
         },
         event: (delegation, event) => channels.get(delegation)?.next(event),
@@ -56,16 +91,45 @@ export function groupSubagents(): OperatorFunction<EvoEvent | UnknownEvent, Suba
           channels.delete(delegation);
         },
       });
-      return source.subscribe({
-        next: (event) => tracker.push(event as EvoEvent),
+      let failed = false;
+      const fail = (err: unknown) => {
+        failed = true;
+        endAll();
+        subscriber.error(err);
+        sourceSubscription?.unsubscribe();
+      };
+      sourceSubscription = source.subscribe({
+        next: (event) => {
+          try {
+            tracker.push(event);
+          } catch (err) {
+            fail(err);
+          }
+        },
         error: (err: unknown) => {
-          tracker.finish();
+          try {
+            tracker.finish();
+          } catch {
+            // The source's error is the one to report.
+          }
+          endAll();
           subscriber.error(err);
         },
         complete: () => {
-          tracker.finish();
+          try {
+            tracker.finish();
+          } catch (err) {
+            return fail(err);
+          }
+          endAll();
           subscriber.complete();
         },
       });
+      // A synchronous source can fail before its subscription is known.
+      if (failed) sourceSubscription.unsubscribe();
+      return () => {
+        outerGone = true;
+        release();
+      };
     });
 }

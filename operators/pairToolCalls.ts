@@ -1,8 +1,8 @@
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import type { EvoEvent } from '../src/events/EvoEvent.js';
-import type { UnknownEvent } from '../src/events/UnknownEvent.js';
-import { ToolCallTracker } from './ToolCallTracker.js';
-import type { ToolInvocation } from './ToolInvocation.js';
+import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
+
+export type { ToolInvocation } from './ToolCallTracker.js';
 
 /**
  * Pairs tool calls with their results, main-agent and sub-agent alike, and
@@ -15,6 +15,7 @@ import type { ToolInvocation } from './ToolInvocation.js';
  * updates its invocation and never opens another. Results pair by `id`; one
  * without an id closes the oldest open call of the same name (in the same
  * sub-agent). Timestamps come from `scheduler` (virtual time in tests).
+ * An exception while pairing errors the subscriber, as `map` does.
  *
  * ```ts
  * run$.pipe(pairToolCalls()).subscribe((inv) => ui.setTool(inv.key, inv.status, inv.name));
@@ -37,12 +38,23 @@ export function pairToolCalls(
       const tracker = new ToolCallTracker(() => scheduler.now());
       return source.subscribe({
         next: (event) => {
-          const snapshot = tracker.push(event as EvoEvent);
+          let snapshot: ToolInvocation | undefined;
+          try {
+            snapshot = tracker.push(event);
+          } catch (err) {
+            return subscriber.error(err);
+          }
           if (snapshot) subscriber.next(snapshot);
         },
         error: (err: unknown) => subscriber.error(err),
         complete: () => {
-          for (const snapshot of tracker.finish()) subscriber.next(snapshot);
+          let unfinished: ToolInvocation[];
+          try {
+            unfinished = tracker.finish();
+          } catch (err) {
+            return subscriber.error(err);
+          }
+          for (const snapshot of unfinished) subscriber.next(snapshot);
           subscriber.complete();
         },
       });

@@ -1,8 +1,12 @@
 import { filter, scan, type OperatorFunction } from 'rxjs';
-import type { EvoEvent } from '../src/events/EvoEvent.js';
-import type { UnknownEvent } from '../src/events/UnknownEvent.js';
-import type { UsageStatsEvent } from '../src/events/UsageStatsEvent.js';
-import type { UsageTotals } from './UsageTotals.js';
+import { isKnownEvent, type EvoEvent, type UnknownEvent, type UsageStatsEvent } from '../src/events.js';
+
+/** Token usage summed over a run's `usage_stats` events. */
+export interface UsageTotals {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly totalTokens: number;
+}
 
 /**
  * The running token totals, emitted after each `usage_stats` event (one per
@@ -20,7 +24,7 @@ import type { UsageTotals } from './UsageTotals.js';
 export function sumUsage(): OperatorFunction<EvoEvent | UnknownEvent, UsageTotals> {
   return (source) =>
     source.pipe(
-      filter((event): event is UsageStatsEvent => event.type === 'usage_stats'),
+      filter((event): event is UsageStatsEvent => event.type === 'usage_stats' && isKnownEvent(event)),
       scan<UsageStatsEvent, UsageTotals>(
         (sum, { input_tokens, output_tokens }) => ({
           inputTokens: sum.inputTokens + input_tokens,

@@ -1,14 +1,45 @@
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import type { AskUserEvent } from '../src/events/AskUserEvent.js';
-import type { EvoEvent } from '../src/events/EvoEvent.js';
-import type { InterruptEvent } from '../src/events/InterruptEvent.js';
-import type { UnknownEvent } from '../src/events/UnknownEvent.js';
-import type { Delegation } from './Delegation.js';
-import { DelegationTracker } from './DelegationTracker.js';
-import type { InvocationSummary } from './InvocationSummary.js';
-import type { RunSummary } from './RunSummary.js';
-import { ToolCallTracker } from './ToolCallTracker.js';
-import type { ToolInvocation } from './ToolInvocation.js';
+import { isKnownEvent, type AskUserEvent, type EvoEvent, type InterruptEvent, type UnknownEvent } from '../src/events.js';
+import { DelegationTracker, type Delegation } from './DelegationTracker.js';
+import type { UsageTotals } from './sumUsage.js';
+import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
+
+/**
+ * One tool invocation in a `RunSummary`: its final state without the events
+ * and the output, so a summary stays small however much the tools returned.
+ */
+export type InvocationSummary = Pick<ToolInvocation, 'key' | 'id' | 'name' | 'args' | 'subagent' | 'status' | 'startedAt' | 'endedAt'> & {
+  /** The result's content of a failed invocation: what went wrong. */
+  readonly error?: string;
+};
+
+/** One delegation in a `RunSummary`. */
+export type DelegationSummary = Pick<Delegation, 'key' | 'name' | 'description' | 'taskCallId'> & {
+  /** Its `subagent_*` events. */
+  readonly events: number;
+  /** Whether its `subagent_end` arrived before the stream ended. */
+  readonly ended: boolean;
+};
+
+/** Everything a run did, as `summarize` reports it at completion. */
+export interface RunSummary {
+  /** `done.response`, or `undefined` when the stream ended without `done`. */
+  readonly response: string | undefined;
+  /** The concatenated main-agent `text` deltas. */
+  readonly text: string;
+  readonly usage: UsageTotals;
+  /** Every invocation in its final state, in the order first seen. */
+  readonly invocations: readonly InvocationSummary[];
+  /** Every delegation, in start order. */
+  readonly delegations: readonly DelegationSummary[];
+  /** The messages of `error` events. */
+  readonly errors: readonly string[];
+  readonly interrupts: readonly InterruptEvent[];
+  readonly questions: readonly AskUserEvent[];
+  /** Events seen, by `type` (unknown types included when kept). */
+  readonly counts: Readonly<Record<string, number>>;
+  readonly events: number;
+}
 
 const TEXT_BATCH = 512;
 
@@ -77,11 +108,7 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
       let outputTokens = 0;
       let events = 0;
 
-      return source.subscribe({
-        next: (raw) => {
-          const event = raw as EvoEvent;
-          events++;
-          counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
+      const take = (event: EvoEvent) => {
           switch (event.type) {
             case 'text':
               if (deltas.push(event.content) === TEXT_BATCH) {
@@ -119,13 +146,12 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
             case 'subagent_text':
               subagents.push(event);
           }
-        },
-        error: (err: unknown) => subscriber.error(err),
-        complete: () => {
+      };
+      const summary = (): RunSummary => {
           for (const snapshot of tools.finish()) keep(snapshot);
           const open = new Set(delegations.filter((d) => d.open));
           subagents.finish();
-          subscriber.next({
+          return {
             response,
             text: textParts.join('') + deltas.join(''),
             usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
@@ -143,7 +169,29 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
             questions,
             counts: Object.fromEntries(counts),
             events,
-          });
+          };
+      };
+
+      return source.subscribe({
+        next: (event) => {
+          events++;
+          counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
+          if (!isKnownEvent(event)) return;
+          try {
+            take(event);
+          } catch (err) {
+            subscriber.error(err);
+          }
+        },
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => {
+          let result: RunSummary;
+          try {
+            result = summary();
+          } catch (err) {
+            return subscriber.error(err);
+          }
+          subscriber.next(result);
           subscriber.complete();
         },
       });

@@ -1,17 +1,12 @@
-// The `evosci-rx` entry: everything, for Node.
+// The `evosci-rx/events` entry: codecs, decoding, encoding and the error family. No Node built-ins: safe in a browser.
 export {
   AskUserEvent,
-  DecodeError,
-  DecodeIssue,
-  decodeLine,
   DoneEvent,
   ErrorEvent,
   eventCodecs,
   EvoEvent,
-  EvoSciError,
-  fromJsonl,
   InterruptEvent,
-  JsonlDecoder,
+  isKnownEvent,
   SubagentEndEvent,
   SubagentStartEvent,
   SubagentTextEvent,
@@ -24,33 +19,20 @@ export {
   ToolCallEvent,
   ToolResultEvent,
   ToolSelectionEvent,
-  toJsonl,
   UnknownEvent,
   UsageStatsEvent,
-} from './events/index.js';
-export type { DecodeOptions, EvoEventType, EvoSciErrorDetails, JsonlSink, JsonlSource } from './events/index.js';
-export { CancelledError } from './errors/CancelledError.js';
-export { ExitError } from './errors/ExitError.js';
-export { SpawnError } from './errors/SpawnError.js';
-export { TimeoutError } from './errors/TimeoutError.js';
-export { TruncatedStreamError } from './errors/TruncatedStreamError.js';
-export type { ExitInfo } from './process/ExitInfo.js';
-export { run } from './process/run.js';
-export type { RunOptions } from './process/RunOptions.js';
+  type EvoEventType,
+} from './events.js';
+export { decodeLine, DecodeIssue } from './decode/decodeLine.js';
+export type { DecodeOptions } from './decode/JsonlDecoder.js';
+export { fromJsonl, toJsonl, type JsonlSource } from './decode/jsonl.js';
 export {
-  accumulateText,
-  groupSubagents,
-  ofType,
-  pairToolCalls,
-  summarize,
-  sumUsage,
-} from '../operators/index.js';
-export type {
-  DelegationSummary,
-  InvocationSummary,
-  RunSummary,
-  SubagentEvent,
-  SubagentRun,
-  ToolInvocation,
-  UsageTotals,
-} from '../operators/index.js';
+  CancelledError,
+  DecodeError,
+  EvoSciError,
+  ExitError,
+  SpawnError,
+  TimeoutError,
+  TruncatedStreamError,
+  type EvoSciErrorDetails,
+} from './errors.js';

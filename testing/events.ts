@@ -1,20 +1,22 @@
-import type { AskUserEvent } from '../src/events/AskUserEvent.js';
-import type { DoneEvent } from '../src/events/DoneEvent.js';
-import type { ErrorEvent } from '../src/events/ErrorEvent.js';
-import type { InterruptEvent } from '../src/events/InterruptEvent.js';
-import type { SubagentEndEvent } from '../src/events/SubagentEndEvent.js';
-import type { SubagentStartEvent } from '../src/events/SubagentStartEvent.js';
-import type { SubagentTextEvent } from '../src/events/SubagentTextEvent.js';
-import type { SubagentToolCallEvent } from '../src/events/SubagentToolCallEvent.js';
-import type { SubagentToolResultEvent } from '../src/events/SubagentToolResultEvent.js';
-import type { SummarizationEvent } from '../src/events/SummarizationEvent.js';
-import type { SummarizationStartEvent } from '../src/events/SummarizationStartEvent.js';
-import type { TextEvent } from '../src/events/TextEvent.js';
-import type { ThinkingEvent } from '../src/events/ThinkingEvent.js';
-import type { ToolCallEvent } from '../src/events/ToolCallEvent.js';
-import type { ToolResultEvent } from '../src/events/ToolResultEvent.js';
-import type { ToolSelectionEvent } from '../src/events/ToolSelectionEvent.js';
-import type { UsageStatsEvent } from '../src/events/UsageStatsEvent.js';
+import type {
+  AskUserEvent,
+  DoneEvent,
+  ErrorEvent,
+  InterruptEvent,
+  SubagentEndEvent,
+  SubagentStartEvent,
+  SubagentTextEvent,
+  SubagentToolCallEvent,
+  SubagentToolResultEvent,
+  SummarizationEvent,
+  SummarizationStartEvent,
+  TextEvent,
+  ThinkingEvent,
+  ToolCallEvent,
+  ToolResultEvent,
+  ToolSelectionEvent,
+  UsageStatsEvent,
+} from '../src/events.js';
 
 type Args = Record<string, unknown>;
 

@@ -1,6 +1,58 @@
 import { accessSync, chmodSync, constants } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { FakeStep } from './FakeStep.js';
+
+/**
+ * One step of the fake CLI's script, run in order. A script ends when its
+ * steps run out (exit status 0) or at an `exit` step.
+ */
+export type FakeStep =
+  /**
+   * Write the lines of a JSONL file, or the given lines, to stdout. Before
+   * each: `delayByType[type]`, else `delayMs`. `count` stops early; `stamp`
+   * adds `written_at` (ms since the epoch) to each event.
+   */
+  | ({ readonly transcript: string } & Pacing)
+  | ({ readonly lines: readonly string[] } & Pacing)
+  /** Write text (for instance half a line) or raw bytes to stdout. */
+  | { readonly stdout: string }
+  | { readonly stdoutBytes: readonly number[] }
+  /** Write one `tool_result` line whose content is this many bytes. */
+  | { readonly bigLine: number }
+  /** Write a line, or this many bytes of filler lines, to stderr. */
+  | { readonly stderr: string }
+  | { readonly stderrBytes: number }
+  /** Write the producer's resume hint for this thread id to stderr, ANSI-coloured as Rich does. */
+  | { readonly resumeHint: string }
+  | { readonly sleep: number }
+  /** From now on, ignore SIGTERM. */
+  | { readonly ignoreSigterm: true }
+  /**
+   * Start a child process (a tool) that runs until killed; its pid is written
+   * to this file. With `inheritOutput` it holds the CLI's stdout and stderr
+   * open; with `ownSession` it leaves the CLI's process group (as `setsid` does).
+   */
+  | {
+      readonly grandchild: string;
+      readonly ignoreSigterm?: boolean;
+      readonly inheritOutput?: boolean;
+      readonly ownSession?: boolean;
+    }
+  /** Close stdout and go on running. */
+  | { readonly closeStdout: true }
+  /** Send this signal to itself (`SIGKILL` for a crash). */
+  | { readonly kill: NodeJS.Signals }
+  /** Run until killed. */
+  | { readonly hang: true }
+  /** Write `{ pid, argv, cwd, stdin: 'eof' | 'open', env }` as JSON to this file. */
+  | { readonly record: string }
+  | { readonly exit: number };
+
+interface Pacing {
+  readonly delayMs?: number;
+  readonly delayByType?: Readonly<Record<string, number>>;
+  readonly count?: number;
+  readonly stamp?: boolean;
+}
 
 /** The build copies the script beside this module, so the same path holds in the source tree and the package. */
 const FAKE_CLI = fileURLToPath(new URL('./fake-evosci.mjs', import.meta.url));

@@ -2,17 +2,18 @@ import { createLogUpdate } from 'log-update';
 import spinners from 'cli-spinners';
 import pc from 'picocolors';
 import type { Observable } from 'rxjs';
-import type { EvoEvent } from '../src/events/EvoEvent.js';
-import type { UnknownEvent } from '../src/events/UnknownEvent.js';
-import type { RunSummary } from '../operators/RunSummary.js';
-import { describeAction } from './describeAction.js';
-import { formatting } from './formatting.js';
-import { initialView } from './initialView.js';
-import type { LiveViewOptions } from './LiveViewOptions.js';
-import { reduceView } from './reduceView.js';
-import { renderFrame } from './renderFrame.js';
-import { viewActions } from './viewActions.js';
-import type { ViewState } from './ViewState.js';
+import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import type { RunSummary } from '../operators/summarize.js';
+import { initialView, reduceView, viewActions, type ViewState } from './model.js';
+import { describeAction, formatting, renderFrame } from './render.js';
+
+/** Options of `liveView`. */
+export interface LiveViewOptions {
+  /** Where to draw; default `process.stdout`. */
+  readonly output?: NodeJS.WriteStream;
+  /** Redraw in place with spinners; default: whether `output` is a TTY. Otherwise one line per finished step. */
+  readonly interactive?: boolean;
+}
 
 /**
  * Shows a run in the terminal until it ends, then prints the final response

@@ -1,11 +1,35 @@
-import type { EvoEvent } from '../events/EvoEvent.js';
-import type { UnknownEvent } from '../events/UnknownEvent.js';
-import { decodeLine } from './decodeLine.js';
-import { DecodeIssue } from './DecodeIssue.js';
-import type { DecodeOptions } from './DecodeOptions.js';
-import type { JsonlSink } from './JsonlSink.js';
+import type { EvoEvent, UnknownEvent } from '../events.js';
+import { decodeLine, DecodeIssue } from './decodeLine.js';
 
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/** How lines become events; shared by `fromJsonl` and `run`. */
+export interface DecodeOptions {
+  /** Called for each line that does not decode; the stream goes on. */
+  readonly onDiagnostic?: (issue: DecodeIssue) => void;
+  /** Make the first bad line an error of the Observable (a `DecodeError`) instead of a diagnostic. */
+  readonly strict?: boolean;
+  /** Pass events of a `type` this library does not know as `UnknownEvent` instead of skipping them. */
+  readonly keepUnknown?: boolean;
+  /**
+   * Longest line accepted, in UTF-8 bytes (default 64 MiB). A longer line is
+   * reported and dropped, and no more than this is held while reading it.
+   */
+  readonly maxLineBytes?: number;
+}
+
+/** The decode options with their defaults; a wrong value is a `TypeError` naming the option. */
+export function checkDecodeOptions(options: DecodeOptions): { readonly maxLineBytes: number } {
+  const { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = options;
+  if (!(typeof maxLineBytes === 'number' && maxLineBytes >= 1)) {
+    throw new TypeError(`maxLineBytes must be a number of bytes ≥ 1, got ${String(maxLineBytes)}`);
+  }
+  return { maxLineBytes };
+}
+
+/** What decoding a chunk completed, in stream order: events, and issues for the lines that did not decode. */
+export type Decoded = EvoEvent | UnknownEvent | DecodeIssue;
+
 /** Bytes decoded per `TextDecoder` call: small strings stay on V8's fast path and out of the GC's way. */
 const BATCH_BYTES = 64 * 1024;
 const LF = '\n';
@@ -40,8 +64,9 @@ function utf8Length(text: string): number {
 }
 
 /**
- * Incremental JSONL decoder: feed it chunks of bytes or text split anywhere,
- * get events and issues as soon as each line is complete.
+ * Incremental JSONL decoder: feed it chunks of bytes or text split anywhere;
+ * each `write` returns the events and issues of the lines that chunk
+ * completed. The array is reused by the next call: read it first.
  *
  * Byte chunks are cut at the newline byte before they are decoded (a newline
  * byte is never part of a multi-byte UTF-8 character), and whole lines are
@@ -63,13 +88,10 @@ export class JsonlDecoder {
   private oversized = false;
   private oversizedHead = '';
   private lineNumber = 0;
-  private stopped = false;
+  private readonly out: Decoded[] = [];
 
-  constructor(
-    private readonly sink: JsonlSink,
-    options: Pick<DecodeOptions, 'keepUnknown' | 'maxLineBytes'> = {},
-  ) {
-    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  constructor(options: Pick<DecodeOptions, 'keepUnknown' | 'maxLineBytes'> = {}) {
+    this.maxLineBytes = checkDecodeOptions(options).maxLineBytes;
     this.keepUnknown = options.keepUnknown ?? false;
   }
 
@@ -78,28 +100,24 @@ export class JsonlDecoder {
     return this.oversized ? this.oversizedHead : this.joinPending();
   }
 
-  /** Feed one chunk. */
-  write(chunk: Uint8Array | string): void {
-    if (this.stopped) return;
+  /** Feeds one chunk; returns what it completed. */
+  write(chunk: Uint8Array | string): readonly Decoded[] {
+    this.out.length = 0;
     if (typeof chunk === 'string') this.text(chunk);
     else this.bytes(chunk);
+    return this.out;
   }
 
-  /** End of input: flush a final line that has no newline. */
-  end(): void {
-    if (this.stopped) return;
+  /** End of input: returns the final line, if it had no newline. */
+  end(): readonly Decoded[] {
+    this.out.length = 0;
     if (this.lineOpen) this.finishLine('');
-    this.stopped = true;
+    return this.out;
   }
 
   /** Whether a line was started and not yet ended. */
   private get lineOpen(): boolean {
     return this.pendingLength > 0 || this.oversized;
-  }
-
-  /** Stop decoding: later chunks and the rest of this one are ignored. */
-  stop(): void {
-    this.stopped = true;
   }
 
   private bytes(chunk: Uint8Array): void {
@@ -110,7 +128,7 @@ export class JsonlDecoder {
       this.finishLine(chunk.subarray(0, end));
       start = end + 1;
     }
-    while (start < chunk.length && !this.stopped) {
+    while (start < chunk.length) {
       let cut = chunk.length - start > BATCH_BYTES ? chunk.lastIndexOf(LF_BYTE, start + BATCH_BYTES - 1) : chunk.lastIndexOf(LF_BYTE);
       // A single line longer than a batch: decode up to its end.
       if (cut < start) cut = chunk.indexOf(LF_BYTE, start + BATCH_BYTES);
@@ -118,7 +136,7 @@ export class JsonlDecoder {
       this.text(this.utf8.decode(chunk.subarray(start, cut + 1)));
       start = cut + 1;
     }
-    if (start < chunk.length && !this.stopped) this.hold(copy(chunk, start));
+    if (start < chunk.length) this.hold(copy(chunk, start));
   }
 
   private text(chunk: string): void {
@@ -129,12 +147,12 @@ export class JsonlDecoder {
       start = end + 1;
       end = chunk.indexOf(LF, start);
     }
-    while (end !== -1 && !this.stopped) {
+    while (end !== -1) {
       this.line(chunk.slice(start, end));
       start = end + 1;
       end = chunk.indexOf(LF, start);
     }
-    if (start < chunk.length && !this.stopped) this.hold(start === 0 ? chunk : chunk.slice(start));
+    if (start < chunk.length) this.hold(start === 0 ? chunk : chunk.slice(start));
   }
 
   private hold(piece: string | Uint8Array): void {
@@ -220,14 +238,30 @@ export class JsonlDecoder {
       return;
     }
     const result = decodeLine(text, line, this.keepUnknown);
-    if (result === undefined) return;
-    if (result instanceof DecodeIssue) this.sink.issue(result);
-    else this.sink.event(result);
+    if (result !== undefined) this.out.push(result);
   }
 
   private tooLong(head: string): void {
-    this.sink.issue(
-      new DecodeIssue(this.lineNumber, head, `line longer than maxLineBytes (${this.maxLineBytes}); dropped`),
-    );
+    this.out.push(new DecodeIssue(this.lineNumber, head, `line longer than maxLineBytes (${this.maxLineBytes}); dropped`));
   }
+}
+
+/**
+ * Hands what a chunk completed to a subscriber, in order: events to `next`,
+ * issues to `onDiagnostic`. Stops when the subscriber has closed, and at the
+ * first issue under `strict`, which it returns for the caller to end the
+ * stream with. The one path from a chunk to a subscriber, for every source.
+ */
+export function deliver(
+  decoded: readonly Decoded[],
+  subscriber: { readonly closed: boolean; next(event: EvoEvent | UnknownEvent): void },
+  options: Pick<DecodeOptions, 'strict' | 'onDiagnostic'>,
+): DecodeIssue | undefined {
+  for (const item of decoded) {
+    if (subscriber.closed) return undefined;
+    if (!(item instanceof DecodeIssue)) subscriber.next(item);
+    else if (options.strict) return item;
+    else options.onDiagnostic?.(item);
+  }
+  return undefined;
 }

@@ -1,11 +1,36 @@
 import { isLeft } from 'fp-ts/lib/Either.js';
-import { eventCodecs } from '../events/eventCodecs.js';
-import type { EvoEvent } from '../events/EvoEvent.js';
-import type { UnknownEvent } from '../events/UnknownEvent.js';
-import { DecodeIssue } from './DecodeIssue.js';
-import { formatValidationErrors } from './formatValidationErrors.js';
+import type * as t from 'io-ts';
+import { eventCodecs, type EvoEvent, type EvoEventType, type UnknownEvent } from '../events.js';
 
+/** How much of a bad line a `DecodeIssue` keeps, so a huge bad line cannot pin memory. */
+const RAW_LIMIT = 300;
+/** How much of a wrong value an issue's message quotes. */
+const VALUE_LIMIT = 60;
 const WHITESPACE = /^\s*$/;
+
+/**
+ * A line of the stream that did not decode to an event: not JSON, not an
+ * object, no string `type`, a known type with the wrong shape, or longer than
+ * `maxLineBytes`. Reported through `onDiagnostic`; decoding goes on.
+ */
+export class DecodeIssue {
+  /** The start of the line, cut to a few hundred characters. */
+  readonly raw: string;
+
+  constructor(
+    /** 1-based line number in the stream, counting blank lines. */
+    readonly line: number,
+    raw: string,
+    /** What is wrong, with the io-ts path of each failing field for a wrong shape. */
+    readonly message: string,
+  ) {
+    this.raw = raw.length > RAW_LIMIT ? `${raw.slice(0, RAW_LIMIT)}…` : raw;
+  }
+
+  toString(): string {
+    return `line ${this.line}: ${this.message}`;
+  }
+}
 
 /**
  * One line of text → the event it holds, a `DecodeIssue`, or `undefined` for
@@ -15,11 +40,7 @@ const WHITESPACE = /^\s*$/;
  * guard runs first, and `decode` (with its Either and error paths) only for a
  * line already known to be wrong, to say why.
  */
-export function decodeLine(
-  text: string,
-  line: number,
-  keepUnknown = false,
-): EvoEvent | UnknownEvent | DecodeIssue | undefined {
+export function decodeLine(text: string, line: number, keepUnknown = false): EvoEvent | UnknownEvent | DecodeIssue | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -32,13 +53,34 @@ export function decodeLine(
   }
   const type = (value as { type?: unknown }).type;
   if (typeof type !== 'string') return new DecodeIssue(line, text, 'no string "type" field');
-  const codec = eventCodecs[type as EvoEvent['type']];
+  const codec = eventCodecs[type as EvoEventType];
   if (codec === undefined) return keepUnknown ? (value as UnknownEvent) : undefined;
   if (codec.is(value)) return value;
   const result = codec.decode(value);
-  return new DecodeIssue(
-    line,
-    text,
-    `${type}: ${isLeft(result) ? formatValidationErrors(result.left) : 'wrong shape'}`,
-  );
+  return new DecodeIssue(line, text, `${type}: ${isLeft(result) ? formatValidationErrors(result.left) : 'wrong shape'}`);
+}
+
+function show(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > VALUE_LIMIT ? `${text.slice(0, VALUE_LIMIT)}…` : text;
+}
+
+/**
+ * `at "args": expected UnknownRecord, got "x"` for each failing field. Keys
+ * that io-ts adds for the members of an intersection or union are dropped:
+ * they name no field of the event.
+ */
+function formatValidationErrors(errors: t.Errors): string {
+  return errors
+    .map(({ context, value }) => {
+      const path: string[] = [];
+      for (let i = 1; i < context.length; i++) {
+        const parent = context[i - 1]!.type as { _tag?: string };
+        if (parent._tag !== 'IntersectionType' && parent._tag !== 'UnionType') path.push(context[i]!.key);
+      }
+      const expected = context[context.length - 1]!.type.name;
+      return `${path.length ? `at "${path.join('.')}"` : 'event'}: expected ${expected}, got ${show(value)}`;
+    })
+    .join('; ');
 }

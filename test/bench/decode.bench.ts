@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { tap, type Observable } from 'rxjs';
-import { fromJsonl, type DecodeIssue } from '../../src/events/index.js';
+import { fromJsonl, type DecodeIssue } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
 import { generateTranscript } from './generateTranscript.js';
 

@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { lastValueFrom, tap } from 'rxjs';
-import { run } from '../../src/index.js';
+import { run } from '../../index.js';
 import { fakeEvoSci } from '../../testing/index.js';
 
 const { values: flags } = parseArgs({

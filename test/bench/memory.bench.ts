@@ -54,7 +54,7 @@ function program(variant: string, file: string): string {
     import { createReadStream } from 'node:fs';
     import { createInterface } from 'node:readline';
     import { connect, lastValueFrom, merge, reduce } from 'rxjs';
-    import { fromJsonl } from ${dist('src/events/index.js')};
+    import { fromJsonl } from ${dist('src/index.js')};
     import { pairToolCalls, sumUsage } from ${dist('operators/index.js')};
     const started = performance.now();
     let events = 0;

@@ -3,7 +3,8 @@ import { createReadStream } from 'node:fs';
 import fc from 'fast-check';
 import { take, firstValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { DecodeError, fromJsonl, JsonlDecoder, toJsonl, type EvoEvent } from '../../src/events/index.js';
+import { DecodeError, DecodeIssue, fromJsonl, toJsonl, type EvoEvent } from '../../src/index.js';
+import { JsonlDecoder, type Decoded } from '../../src/decode/JsonlDecoder.js';
 import { collect, diagnostics, fixtureBytes, fixturePath, fixtureTruth } from '../support/collect.js';
 
 const utf8 = new TextEncoder();
@@ -194,16 +195,19 @@ describe('fromJsonl', () => {
     const chunks = text.match(/[\s\S]{1,64}/g)!;
     const found: string[] = [];
     const issues: number[] = [];
-    const decoder = new JsonlDecoder(
-      { event: (e) => found.push((e as { content: string }).content), issue: (i) => issues.push(i.line) },
-      { maxLineBytes: 1000 },
-    );
+    const decoder = new JsonlDecoder({ maxLineBytes: 1000 });
+    const take = (decoded: readonly Decoded[]) => {
+      for (const d of decoded) {
+        if (d instanceof DecodeIssue) issues.push(d.line);
+        else found.push((d as { content: string }).content);
+      }
+    };
     let largestHeld = 0;
     for (const chunk of chunks) {
-      decoder.write(chunk);
+      take(decoder.write(chunk));
       largestHeld = Math.max(largestHeld, decoder.partialLine.length);
     }
-    decoder.end();
+    take(decoder.end());
     expect(found).toEqual(['a', 'b']);
     expect(issues).toEqual([2]);
     expect(largestHeld).toBeLessThanOrEqual(1064);
@@ -332,15 +336,15 @@ describe('fromJsonl', () => {
 describe('JsonlDecoder', () => {
   it('copies the unfinished end of a chunk: a source may reuse its buffer', () => {
     const found: unknown[] = [];
-    const decoder = new JsonlDecoder({ event: (e) => found.push(e), issue: (i) => found.push(`${i}`) });
+    const decoder = new JsonlDecoder();
     const buffer = Buffer.alloc(64);
     const first = '{"type": "text", "content": "he';
     const second = 'llo"}\n';
     buffer.write(first);
-    decoder.write(buffer.subarray(0, first.length));
+    found.push(...decoder.write(buffer.subarray(0, first.length)));
     buffer.fill(0x20).write(second);
-    decoder.write(buffer.subarray(0, second.length));
-    decoder.end();
+    found.push(...decoder.write(buffer.subarray(0, second.length)));
+    found.push(...decoder.end());
     expect(found).toEqual([{ type: 'text', content: 'hello' }]);
   });
 });

@@ -8,7 +8,7 @@ import {
   EvoEvent,
   ToolCallEvent,
   type EvoEventType,
-} from '../../src/events/index.js';
+} from '../../src/index.js';
 
 /** One well-formed event of every type, as the current producer sends it. */
 const samples: { [K in EvoEventType]: Extract<EvoEvent, { type: K }> } = {

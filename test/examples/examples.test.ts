@@ -114,7 +114,7 @@ function finalTable(stdout: string): TableRow[] {
 
 beforeAll(() => {
   // The examples import the package by name, which resolves to dist/.
-  if (!existsSync(join(root, 'dist/src/index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  if (!existsSync(join(root, 'dist/index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
 });
 
 describe('examples/fleet.ts', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { from, lastValueFrom, map, mergeMap, Subject, toArray, type Observable } from 'rxjs';
-import type { EvoEvent } from '../../src/index.js';
+import type { EvoEvent } from '../../index.js';
 import { groupSubagents, type SubagentEvent, type SubagentRun } from '../../operators/index.js';
 import { events as ev } from '../../testing/events.js';
 import { marbles } from '../support/marbles.js';

@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { of } from 'rxjs';
-import type { EvoEvent, SubagentToolCallEvent, ToolCallEvent, UnknownEvent } from '../../src/index.js';
+import type { EvoEvent, SubagentToolCallEvent, ToolCallEvent, UnknownEvent } from '../../index.js';
 import { ofType } from '../../operators/index.js';
 import { events as ev } from '../../testing/events.js';
 import { marbles } from '../support/marbles.js';

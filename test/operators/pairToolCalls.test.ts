@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { lastValueFrom, Subject, toArray } from 'rxjs';
-import type { EvoEvent } from '../../src/index.js';
+import type { EvoEvent } from '../../index.js';
 import { pairToolCalls, type ToolInvocation } from '../../operators/index.js';
 import { events as ev } from '../../testing/events.js';
 import { marbles } from '../support/marbles.js';

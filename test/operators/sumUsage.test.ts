@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import type { EvoEvent } from '../../src/index.js';
+import type { EvoEvent } from '../../index.js';
 import { sumUsage } from '../../operators/index.js';
 import { events as ev } from '../../testing/events.js';
 import { marbles } from '../support/marbles.js';

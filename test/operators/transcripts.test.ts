@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { lastValueFrom, map, mergeMap, reduce, toArray } from 'rxjs';
-import { fromJsonl } from '../../src/index.js';
+import { fromJsonl } from '../../index.js';
 import { accumulateText, groupSubagents, pairToolCalls, summarize, sumUsage } from '../../operators/index.js';
 import { collect, fixtureBytes, fixtureTruth } from '../support/collect.js';
 

@@ -17,9 +17,9 @@ import {
   type EvoEvent,
   type ExitInfo,
   type RunOptions,
-} from '../../src/index.js';
+} from '../../index.js';
 import { fakeEvoSci } from '../../testing/fakeEvoSci.js';
-import type { FakeStep } from '../../testing/FakeStep.js';
+import type { FakeStep } from '../../testing/fakeEvoSci.js';
 import { collect, fixtureBytes, fixturePath } from '../support/collect.js';
 import { eventually, gone, isAlive, readWhenWritten, runHandles, scratch } from '../support/processes.js';
 
@@ -59,7 +59,7 @@ describe('run', () => {
         onExit: (info) => (exit = info),
       }),
     );
-    const { pid } = JSON.parse(readFileSync(record, 'utf8')) as { pid: number };
+    const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
     expect(spawned).toBe(pid);
     expect(exit?.pid).toBe(pid);
     expect(error).toBeUndefined();
@@ -86,7 +86,6 @@ describe('run', () => {
       '-p',
       'line one\nline two\n\ttabbed',
       'naïve 🚀 語',
-      '',
     ]) {
       await outcome(
         fake([{ record }, { lines: [done] }], {
@@ -289,7 +288,7 @@ describe('run', () => {
       }),
     );
     expect(error).toBe(thrown);
-    expect(await gone((JSON.parse(readFileSync(record, 'utf8')) as { pid: number }).pid)).toBe(true);
+    expect(await gone((JSON.parse(await readWhenWritten(record)) as { pid: number }).pid)).toBe(true);
   });
 
   it('reports a crash as ExitError in strict mode too: the cut line is its symptom', async () => {
@@ -312,12 +311,12 @@ describe('run', () => {
   it('stops with TimeoutError after timeoutMs, with the stderr so far', async () => {
     const record = file('pid.json');
     const { events, error } = await outcome(
-      fake([{ lines: [text('a')] }, { stderr: 'thinking hard' }, { record }, { hang: true }], { timeoutMs: 400 }),
+      fake([{ record }, { lines: [text('a')] }, { stderr: 'thinking hard' }, { hang: true }], { timeoutMs: 400 }),
     );
     expect(events).toHaveLength(1);
     expect(error).toBeInstanceOf(TimeoutError);
     expect((error as TimeoutError).stderrTail).toBe('thinking hard');
-    expect(isAlive((JSON.parse(readFileSync(record, 'utf8')) as { pid: number }).pid)).toBe(false);
+    expect(await gone((JSON.parse(await readWhenWritten(record)) as { pid: number }).pid)).toBe(true);
   });
 
   it('stops with CancelledError when the signal aborts, and does not start when already aborted', async () => {
@@ -385,7 +384,7 @@ describe('run', () => {
     expect(events).toEqual([{ type: 'text', content: 'a' }]);
     expect(error).toBeInstanceOf(DecodeError);
     expect((error as DecodeError).issue.line).toBe(2);
-    expect(isAlive((JSON.parse(readFileSync(record, 'utf8')) as { pid: number }).pid)).toBe(false);
+    expect(await gone((JSON.parse(await readWhenWritten(record)) as { pid: number }).pid)).toBe(true);
   });
 
   it('stops the replaced run in switchMap and the one cut by takeUntil', async () => {
@@ -446,7 +445,7 @@ describe('run', () => {
     const pidFile = file('grandchild.pid');
     const { command, env } = fakeEvoSci([{ grandchild: pidFile }, { lines: [text('a')] }, { hang: true }]);
     const script = `
-      import { run } from ${JSON.stringify(new URL('../../dist/src/index.js', import.meta.url).href)};
+      import { run } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)};
       run({ prompt: 'x', command: ${JSON.stringify(command)}, env: ${JSON.stringify(env)} })
         .subscribe(() => process.exit(0));
     `;
@@ -468,7 +467,7 @@ describe('run and the app’s own signal handling', () => {
     const { command, env } = fakeEvoSci([{ grandchild: pidFile }, { lines: [text('a')] }, { hang: true }]);
     const script = `
       import { fromEvent, takeUntil } from 'rxjs';
-      import { run } from ${JSON.stringify(new URL('../../dist/src/index.js', import.meta.url).href)};
+      import { run } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)};
       run({ prompt: 'x', command: ${JSON.stringify(command)}, env: ${JSON.stringify(env)}, killGraceMs: 300 })
         .pipe(takeUntil(fromEvent(process, 'SIGINT')))
         .subscribe({ next: () => process.stdout.write('started\\n'), complete: () => process.stdout.write('stopped\\n') });
@@ -491,7 +490,7 @@ describe('run and the app’s own signal handling', () => {
     const pidFile = path('grandchild.pid');
     const { command, env } = fakeEvoSci([{ grandchild: pidFile }, { lines: [text('a')] }, { hang: true }]);
     const script = `
-      import { run } from ${JSON.stringify(new URL('../../dist/src/index.js', import.meta.url).href)};
+      import { run } from ${JSON.stringify(new URL('../../dist/index.js', import.meta.url).href)};
       run({ prompt: 'x', command: ${JSON.stringify(command)}, env: ${JSON.stringify(env)} })
         .subscribe(() => process.stdout.write('started\\n'));
     `;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { ExitError, run, TruncatedStreamError, type DecodeIssue, type EvoEvent, type RunOptions } from '../../src/index.js';
+import { ExitError, run, TruncatedStreamError, type DecodeIssue, type EvoEvent, type RunOptions } from '../../index.js';
 import { fakeEvoSci, type FakeStep } from '../../testing/index.js';
 import { gone, readWhenWritten, scratch } from '../support/processes.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DecodeError, fromJsonl, toJsonl, type EvoEvent } from '../../src/index.js';
+import { DecodeError, fromJsonl, toJsonl, type EvoEvent } from '../../index.js';
 import { events as ev } from '../../testing/index.js';
 import { collect, diagnostics } from '../support/collect.js';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { catchError, concatMap, EMPTY, lastValueFrom, mergeMap, range, take, timer, takeUntil, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../src/index.js';
+import { run } from '../../index.js';
 import { fakeEvoSci, type FakeStep } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 import { eventually, gone, runHandles, scratch } from '../support/processes.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray, type Observable } from 'rxjs';
-import type { DecodeIssue } from '../../src/events/index.js';
+import type { DecodeIssue } from '../../src/index.js';
 
 /** Absolute path of a file in `test/fixtures`, or of `examples/…` when the name says so. */
 export function fixturePath(name: string): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeLine, EvoEvent, eventCodecs, toJsonl } from '../../src/index.js';
+import { decodeLine, EvoEvent, eventCodecs, toJsonl } from '../../index.js';
 import { events } from '../../testing/index.js';
 
 const built = {

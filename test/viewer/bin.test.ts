@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { fromJsonl } from '../../src/index.js';
+import { fromJsonl } from '../../index.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { collect, fixtureBytes, fixturePath, fixtureTruth } from '../support/collect.js';
 import { gone, readWhenWritten, scratch } from '../support/processes.js';

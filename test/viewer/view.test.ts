@@ -1,8 +1,9 @@
 import pc from 'picocolors';
 import { lastValueFrom, scan, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { fromJsonl, type EvoEvent } from '../../src/index.js';
-import { initialView, reduceView, renderFrame, viewActions } from '../../viewer/index.js';
+import { fromJsonl, type EvoEvent } from '../../index.js';
+import { initialView, reduceView, viewActions } from '../../viewer/model.js';
+import { renderFrame } from '../../viewer/render.js';
 import { fixtureBytes, fixtureTruth } from '../support/collect.js';
 import { marbles } from '../support/marbles.js';
 import { events as ev } from '../../testing/events.js';

@@ -1,0 +1,142 @@
+import { Observable, type Subscriber } from 'rxjs';
+import { DecodeError } from '../errors.js';
+import type { EvoEvent, UnknownEvent } from '../events.js';
+import { checkDecodeOptions, deliver, JsonlDecoder, type DecodeOptions } from './JsonlDecoder.js';
+
+/**
+ * What `fromJsonl` reads: a whole transcript, or its chunks from any
+ * iterable (a Node `Readable` is an async iterable) or a web stream.
+ */
+export type JsonlSource =
+  | string
+  | Uint8Array
+  | Iterable<string | Uint8Array>
+  | AsyncIterable<string | Uint8Array>
+  | ReadableStream<Uint8Array | string>;
+
+type Chunk = string | Uint8Array;
+
+const UNSUPPORTED = 'fromJsonl: unsupported source; pass a string, bytes, an iterable or a ReadableStream';
+/** A whole transcript is decoded this much at a time, so that its events are never all held at once. */
+const PIECE = 1 << 20;
+
+function isReadableStream(source: object): source is ReadableStream<Chunk> {
+  return typeof (source as { getReader?: unknown }).getReader === 'function';
+}
+
+function* pieces(whole: string | Uint8Array): Generator<Chunk> {
+  for (let at = 0; at < whole.length; at += PIECE) {
+    yield typeof whole === 'string' ? whole.slice(at, at + PIECE) : whole.subarray(at, at + PIECE);
+  }
+}
+
+/**
+ * Decodes a JSONL transcript into a cold Observable of events.
+ *
+ * Each subscription reads the source from the start (for a one-shot source
+ * such as a Node stream, subscribe once) and emits each event as soon as its
+ * line is complete. Unsubscribing stops reading: an iterator is `return`ed, a
+ * web stream's reader is cancelled. Bad lines go to `onDiagnostic`, or error
+ * the Observable with a `DecodeError` when `strict` is set.
+ *
+ * ```ts
+ * fromJsonl(fs.createReadStream('run.jsonl'), { onDiagnostic: console.warn })
+ *   .pipe(ofType('text'))
+ *   .subscribe((e) => process.stdout.write(e.content));
+ * ```
+ */
+export function fromJsonl(
+  source: JsonlSource,
+  options: DecodeOptions & { keepUnknown: true },
+): Observable<EvoEvent | UnknownEvent>;
+export function fromJsonl(source: JsonlSource, options?: DecodeOptions): Observable<EvoEvent>;
+export function fromJsonl(source: JsonlSource, options: DecodeOptions = {}): Observable<EvoEvent | UnknownEvent> {
+  // Checked now, where the mistake is, rather than at each subscription.
+  checkDecodeOptions(options);
+  return new Observable<EvoEvent | UnknownEvent>((subscriber) => {
+    const decoder = new JsonlDecoder(options);
+    /** Feeds one chunk; false once the stream is over. */
+    const feed = (chunk: Chunk): boolean => {
+      const fatal = deliver(decoder.write(chunk), subscriber, options);
+      if (fatal) subscriber.error(new DecodeError(fatal));
+      return !subscriber.closed;
+    };
+    const end = () => {
+      const fatal = deliver(decoder.end(), subscriber, options);
+      if (fatal) subscriber.error(new DecodeError(fatal));
+      else subscriber.complete();
+    };
+    if (typeof source === 'string' || source instanceof Uint8Array) return readSync(pieces(source), feed, end, subscriber);
+    if (typeof source !== 'object' || source === null) {
+      subscriber.error(new TypeError(UNSUPPORTED));
+      return undefined;
+    }
+    if (isReadableStream(source)) return readAsync(readerIterator(source), feed, end, subscriber);
+    if (Symbol.asyncIterator in source) return readAsync(source[Symbol.asyncIterator](), feed, end, subscriber);
+    if (Symbol.iterator in source) return readSync(source[Symbol.iterator](), feed, end, subscriber);
+    subscriber.error(new TypeError(UNSUPPORTED));
+    return undefined;
+  });
+}
+
+function readSync(
+  iterator: Iterator<Chunk>,
+  feed: (chunk: Chunk) => boolean,
+  end: () => void,
+  subscriber: Subscriber<unknown>,
+): () => void {
+  try {
+    for (;;) {
+      const step = iterator.next();
+      if (step.done) break;
+      if (!feed(step.value)) break;
+    }
+    if (!subscriber.closed) end();
+  } catch (err) {
+    subscriber.error(err);
+  }
+  return () => iterator.return?.();
+}
+
+function readAsync(
+  iterator: AsyncIterator<Chunk>,
+  feed: (chunk: Chunk) => boolean,
+  end: () => void,
+  subscriber: Subscriber<unknown>,
+): () => void {
+  (async () => {
+    for (;;) {
+      const step = await iterator.next();
+      if (subscriber.closed) return;
+      if (step.done) break;
+      if (!feed(step.value)) return;
+    }
+    end();
+  })().catch((err: unknown) => subscriber.error(err));
+  // Stops the producer: a Node Readable is destroyed, a generator finishes, a web stream is cancelled.
+  return () => void iterator.return?.()?.catch(() => undefined);
+}
+
+/** A web stream's reader as an async iterator, so that it is read like any other; `return` cancels it. */
+function readerIterator(stream: ReadableStream<Chunk>): AsyncIterator<Chunk> {
+  const reader = stream.getReader();
+  return {
+    next: () => reader.read() as Promise<IteratorResult<Chunk>>,
+    return: async () => {
+      await reader.cancel();
+      return { done: true, value: undefined };
+    },
+  };
+}
+
+/**
+ * One event as one JSONL line, newline included; `fromJsonl` reads it back
+ * to an equal event. Characters such as U+2028 stay raw: only `\n` ends a line.
+ *
+ * ```ts
+ * events$.pipe(map(toJsonl)).subscribe((line) => file.write(line));
+ * ```
+ */
+export function toJsonl(event: EvoEvent | UnknownEvent): string {
+  return `${JSON.stringify(event)}\n`;
+}

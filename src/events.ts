@@ -1,0 +1,214 @@
+import * as t from 'io-ts';
+
+// Every codec of the stream-json protocol. Each event is the JSON object as
+// sent: wire field names, unknown fields kept. Fields that older or other
+// producers leave out are optional (`t.partial`).
+
+/** Model reasoning text. Older producers send `id` as an integer, usually `0`. */
+export const ThinkingEvent = t.intersection(
+  [
+    t.type({ type: t.literal('thinking'), content: t.string }),
+    t.partial({ id: t.union([t.string, t.number]) }),
+  ],
+  'ThinkingEvent',
+);
+export type ThinkingEvent = t.TypeOf<typeof ThinkingEvent>;
+
+/** A streamed delta of the main agent's text; concatenate them for the running message. */
+export const TextEvent = t.type({ type: t.literal('text'), content: t.string }, 'TextEvent');
+export type TextEvent = t.TypeOf<typeof TextEvent>;
+
+/**
+ * A main-agent tool invocation. The producer re-sends a call with the same `id`
+ * as its arguments complete; the latest `args` are the complete ones. `id` may be `""`.
+ */
+export const ToolCallEvent = t.type(
+  { type: t.literal('tool_call'), name: t.string, args: t.UnknownRecord, id: t.string },
+  'ToolCallEvent',
+);
+export type ToolCallEvent = t.TypeOf<typeof ToolCallEvent>;
+
+/** The result of a main-agent tool call; older producers omit `id`. */
+export const ToolResultEvent = t.intersection(
+  [
+    t.type({ type: t.literal('tool_result'), name: t.string, content: t.string, success: t.boolean }),
+    t.partial({ id: t.string }),
+  ],
+  'ToolResultEvent',
+);
+export type ToolResultEvent = t.TypeOf<typeof ToolResultEvent>;
+
+/** A sub-agent delegation begins; may be sent again with the real name replacing a placeholder. */
+export const SubagentStartEvent = t.type(
+  { type: t.literal('subagent_start'), name: t.string, description: t.string },
+  'SubagentStartEvent',
+);
+export type SubagentStartEvent = t.TypeOf<typeof SubagentStartEvent>;
+
+/** A tool call made inside a sub-agent; re-sent like `tool_call`. `id` may be `""`. */
+export const SubagentToolCallEvent = t.type(
+  {
+    type: t.literal('subagent_tool_call'),
+    subagent: t.string,
+    name: t.string,
+    args: t.UnknownRecord,
+    id: t.string,
+  },
+  'SubagentToolCallEvent',
+);
+export type SubagentToolCallEvent = t.TypeOf<typeof SubagentToolCallEvent>;
+
+/** The result of a sub-agent's tool call; older producers omit `id`. */
+export const SubagentToolResultEvent = t.intersection(
+  [
+    t.type({
+      type: t.literal('subagent_tool_result'),
+      subagent: t.string,
+      name: t.string,
+      content: t.string,
+      success: t.boolean,
+    }),
+    t.partial({ id: t.string }),
+  ],
+  'SubagentToolResultEvent',
+);
+export type SubagentToolResultEvent = t.TypeOf<typeof SubagentToolResultEvent>;
+
+/** Text from a sub-agent; `instance_id` tells same-name sub-agents apart where the producer sends it. */
+export const SubagentTextEvent = t.intersection(
+  [
+    t.type({ type: t.literal('subagent_text'), subagent: t.string, content: t.string }),
+    t.partial({ instance_id: t.union([t.string, t.number]) }),
+  ],
+  'SubagentTextEvent',
+);
+export type SubagentTextEvent = t.TypeOf<typeof SubagentTextEvent>;
+
+/** A sub-agent delegation completes. */
+export const SubagentEndEvent = t.type({ type: t.literal('subagent_end'), name: t.string }, 'SubagentEndEvent');
+export type SubagentEndEvent = t.TypeOf<typeof SubagentEndEvent>;
+
+/** The tool-selector middleware picked these tools. */
+export const ToolSelectionEvent = t.type(
+  { type: t.literal('tool_selection'), tools: t.array(t.string) },
+  'ToolSelectionEvent',
+);
+export type ToolSelectionEvent = t.TypeOf<typeof ToolSelectionEvent>;
+
+/** Context summarization begins. */
+export const SummarizationStartEvent = t.type({ type: t.literal('summarization_start') }, 'SummarizationStartEvent');
+export type SummarizationStartEvent = t.TypeOf<typeof SummarizationStartEvent>;
+
+/** Context summarization output. */
+export const SummarizationEvent = t.type({ type: t.literal('summarization'), content: t.string }, 'SummarizationEvent');
+export type SummarizationEvent = t.TypeOf<typeof SummarizationEvent>;
+
+/** Token usage of one main-agent model call; a run sends many, to be summed. */
+export const UsageStatsEvent = t.type(
+  { type: t.literal('usage_stats'), input_tokens: t.number, output_tokens: t.number },
+  'UsageStatsEvent',
+);
+export type UsageStatsEvent = t.TypeOf<typeof UsageStatsEvent>;
+
+/** A human-in-the-loop approval request (only with `--no-auto-mode`); `review_configs` is `[]` when none. */
+export const InterruptEvent = t.type(
+  {
+    type: t.literal('interrupt'),
+    interrupt_id: t.string,
+    action_requests: t.array(t.unknown),
+    review_configs: t.array(t.unknown),
+  },
+  'InterruptEvent',
+);
+export type InterruptEvent = t.TypeOf<typeof InterruptEvent>;
+
+/** A clarifying question from the agent (only with `--no-auto-mode`); `tool_call_id` may be `""`. */
+export const AskUserEvent = t.type(
+  {
+    type: t.literal('ask_user'),
+    interrupt_id: t.string,
+    questions: t.array(t.unknown),
+    tool_call_id: t.string,
+  },
+  'AskUserEvent',
+);
+export type AskUserEvent = t.TypeOf<typeof AskUserEvent>;
+
+/** An error reported by the producer during the run. */
+export const ErrorEvent = t.type({ type: t.literal('error'), message: t.string }, 'ErrorEvent');
+export type ErrorEvent = t.TypeOf<typeof ErrorEvent>;
+
+/** The end of the stream; `response` is the authoritative final text. */
+export const DoneEvent = t.type({ type: t.literal('done'), content: t.string, response: t.string }, 'DoneEvent');
+export type DoneEvent = t.TypeOf<typeof DoneEvent>;
+
+/** Every event of the stream-json protocol; narrows on `type`. */
+export const EvoEvent = t.union(
+  [
+    ThinkingEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    SubagentStartEvent,
+    SubagentToolCallEvent,
+    SubagentToolResultEvent,
+    SubagentTextEvent,
+    SubagentEndEvent,
+    ToolSelectionEvent,
+    SummarizationStartEvent,
+    SummarizationEvent,
+    UsageStatsEvent,
+    InterruptEvent,
+    AskUserEvent,
+    ErrorEvent,
+    DoneEvent,
+  ],
+  'EvoEvent',
+);
+export type EvoEvent = t.TypeOf<typeof EvoEvent>;
+
+/** The `type` of a known event: `'thinking' | 'text' | … | 'done'`. */
+export type EvoEventType = EvoEvent['type'];
+
+/**
+ * The codec of each known event, by `type`. Decoding dispatches on `type`
+ * through this table instead of trying every member of the `EvoEvent` union,
+ * and a wrong shape is then reported against the one codec it was meant for.
+ */
+export const eventCodecs: { readonly [K in EvoEventType]: t.Type<Extract<EvoEvent, { type: K }>, unknown, unknown> } =
+  Object.freeze(
+    Object.assign(Object.create(null) as object, {
+      thinking: ThinkingEvent,
+      text: TextEvent,
+      tool_call: ToolCallEvent,
+      tool_result: ToolResultEvent,
+      subagent_start: SubagentStartEvent,
+      subagent_tool_call: SubagentToolCallEvent,
+      subagent_tool_result: SubagentToolResultEvent,
+      subagent_text: SubagentTextEvent,
+      subagent_end: SubagentEndEvent,
+      tool_selection: ToolSelectionEvent,
+      summarization_start: SummarizationStartEvent,
+      summarization: SummarizationEvent,
+      usage_stats: UsageStatsEvent,
+      interrupt: InterruptEvent,
+      ask_user: AskUserEvent,
+      error: ErrorEvent,
+      done: DoneEvent,
+    }),
+  );
+
+/**
+ * An event whose `type` this library does not know, passed on only with
+ * `keepUnknown: true`. Its `type` is a string outside `EvoEventType`; as
+ * TypeScript cannot say "any string but these", comparing `type` with a known
+ * literal still leaves `UnknownEvent` in the union: narrow with `isKnownEvent`
+ * or `ofType` first.
+ */
+export const UnknownEvent = t.intersection([t.type({ type: t.string }), t.UnknownRecord], 'UnknownEvent');
+export type UnknownEvent = t.TypeOf<typeof UnknownEvent>;
+
+/** Whether an event is of a type this library knows; narrows `EvoEvent | UnknownEvent` to `EvoEvent`. */
+export function isKnownEvent(event: EvoEvent | UnknownEvent): event is EvoEvent {
+  return Object.hasOwn(eventCodecs, event.type);
+}

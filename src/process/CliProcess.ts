@@ -1,0 +1,143 @@
+import { execa } from 'execa';
+import { killGroupOnExit, signalGroup } from './processGroup.js';
+
+const POSIX = process.platform !== 'win32';
+
+/**
+ * Where a `CliProcess` is in its life:
+ * - `running`: started, nobody asked it to stop;
+ * - `stopping`: asked to stop, the stop signals being sent one by one;
+ * - `exited`: the process is gone, its output still draining (a process it
+ *   started in a session of its own may hold the pipes);
+ * - `settled`: exited and drained; `onSettled` has been called.
+ */
+export type CliPhase = 'running' | 'stopping' | 'exited' | 'settled';
+
+/** How a `CliProcess` ended. */
+export interface CliResult {
+  readonly exitCode: number | undefined;
+  readonly signal: NodeJS.Signals | undefined;
+  /** Why it never ran, when it did not start. */
+  readonly spawnFailure: unknown;
+  readonly durationMs: number;
+}
+
+export interface CliProcessOptions {
+  readonly cwd?: string | undefined;
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Signals sent to the group, in turn, when stopping; each after `graceMs` if the process is still there. */
+  readonly stopSignals: readonly NodeJS.Signals[];
+  /** Milliseconds between stop signals, and how long output may drain after the process exited. */
+  readonly graceMs: number;
+  readonly onStdout: (chunk: Uint8Array) => void;
+  readonly onStderr: (chunk: Uint8Array) => void;
+  /** The process exited; its output may still be draining. */
+  readonly onExit?: () => void;
+  readonly onSettled: (result: CliResult) => void;
+}
+
+function spawnCli(command: string, args: readonly string[], options: CliProcessOptions) {
+  return execa(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    extendEnv: true,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    buffer: false,
+    reject: false,
+    // Its own process group, so the whole tree can be signalled and a terminal's Ctrl-C reaches the app first.
+    detached: POSIX,
+    cleanup: !POSIX,
+    windowsHide: true,
+  });
+}
+
+/**
+ * One child process of the CLI, from spawn to settled, in a process group of
+ * its own: stopping it signals the whole group, and what the CLI leaves
+ * running in the group when it exits is killed. Throws for input the process
+ * cannot be given (a NUL byte in an argument).
+ */
+export class CliProcess {
+  readonly pid: number | undefined;
+  private current: CliPhase = 'running';
+  private readonly child: ReturnType<typeof spawnCli>;
+  private readonly started = Date.now();
+  private stopTimer: ReturnType<typeof setTimeout> | undefined;
+  private drainTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly forget: (() => void) | undefined;
+
+  constructor(
+    command: string,
+    args: readonly string[],
+    private readonly options: CliProcessOptions,
+  ) {
+    this.child = spawnCli(command, args, options);
+    this.pid = this.child.pid;
+    this.forget = this.pid === undefined ? undefined : killGroupOnExit(this.pid);
+    this.child.stdout?.on('data', options.onStdout);
+    this.child.stderr?.on('data', options.onStderr);
+    this.child.once('exit', () => this.exited());
+    void this.child.then((result) =>
+      this.settle({
+        exitCode: result.exitCode,
+        signal: result.signal,
+        spawnFailure: result.exitCode === undefined && result.signal === undefined ? (result.cause ?? result) : undefined,
+        durationMs: Date.now() - this.started,
+      }),
+    );
+  }
+
+  get phase(): CliPhase {
+    return this.current;
+  }
+
+  /** Stops the process (its group, signal after signal), or stops reading what it left holding the output. */
+  stop(): void {
+    if (this.current === 'running') {
+      this.current = 'stopping';
+      this.signalNext(0);
+    } else if (this.current === 'exited') {
+      this.closeOutput();
+    }
+  }
+
+  private signalNext(step: number): void {
+    const signal = this.options.stopSignals[step];
+    if (signal === undefined || this.current !== 'stopping') return;
+    this.signal(signal);
+    this.stopTimer = setTimeout(() => this.signalNext(step + 1), this.options.graceMs);
+  }
+
+  private signal(signal: NodeJS.Signals): void {
+    if (POSIX && this.pid !== undefined && signalGroup(this.pid, signal)) return;
+    this.child.kill(signal);
+  }
+
+  private exited(): void {
+    if (this.current === 'settled') return;
+    this.current = 'exited';
+    clearTimeout(this.stopTimer);
+    // The CLI is gone; what it left running in its group goes too, and with it
+    // any copy of the output pipes that would keep the run from ending.
+    if (POSIX && this.pid !== undefined) signalGroup(this.pid, 'SIGKILL');
+    // A process that left the group can still hold them: once the CLI's own
+    // output has had time to drain, stop reading.
+    this.drainTimer = setTimeout(() => this.closeOutput(), this.options.graceMs);
+    this.options.onExit?.();
+  }
+
+  private closeOutput(): void {
+    this.child.stdout?.destroy();
+    this.child.stderr?.destroy();
+  }
+
+  private settle(result: CliResult): void {
+    this.current = 'settled';
+    clearTimeout(this.stopTimer);
+    clearTimeout(this.drainTimer);
+    this.forget?.();
+    this.options.onSettled(result);
+  }
+}

@@ -1,0 +1,132 @@
+import type { Colors } from 'picocolors/types.js';
+import type { RunSummary } from '../operators/summarize.js';
+import type { ToolInvocation } from '../operators/pairToolCalls.js';
+import type { ViewAction, ViewState } from './model.js';
+
+// How the live view looks: the frame redrawn in place on a terminal, and the
+// lines printed one by one elsewhere.
+
+/** The terminal size a frame must fit. */
+export interface FrameSize {
+  readonly columns: number;
+  readonly rows: number;
+}
+
+const number = new Intl.NumberFormat('en-US');
+
+/** Helpers shared by the frame renderer and the plain line output. */
+export const formatting = {
+  /** Cuts plain text to `width` characters, on one line. */
+  fit(text: string, width: number): string {
+    const line = text.replace(/\s+/g, ' ').trim();
+    return line.length > width ? `${line.slice(0, Math.max(0, width - 1))}…` : line;
+  },
+
+  /** The most telling argument of a call: its first string value. */
+  brief(args: Readonly<Record<string, unknown>>): string {
+    const first = Object.values(args).find((v): v is string => typeof v === 'string');
+    return first ?? (Object.keys(args).length ? JSON.stringify(args) : '');
+  },
+
+  seconds(invocation: ToolInvocation): string {
+    return invocation.endedAt === undefined ? '' : `${((invocation.endedAt - invocation.startedAt) / 1000).toFixed(1)}s`;
+  },
+
+  icon(invocation: ToolInvocation, c: Colors, spinner: string): string {
+    switch (invocation.status) {
+      case 'running':
+        return c.cyan(spinner);
+      case 'succeeded':
+        return c.green('✓');
+      case 'failed':
+        return c.red('✗');
+      case 'unfinished':
+        return c.yellow('…');
+    }
+  },
+
+  tokens(n: number): string {
+    return number.format(n);
+  },
+
+  /** `9 tool calls (1 failed) · 3 sub-agents · 23,456 tokens (… in · … out) · 164 events` */
+  summaryLine(summary: RunSummary): string {
+    const tools = summary.invocations.filter((i) => i.name !== 'task');
+    const failed = tools.filter((i) => i.status === 'failed').length;
+    const { inputTokens, outputTokens, totalTokens } = summary.usage;
+    return [
+      `${tools.length} tool calls${failed ? ` (${failed} failed)` : ''}`,
+      `${summary.delegations.length} sub-agents`,
+      `${number.format(totalTokens)} tokens (${number.format(inputTokens)} in · ${number.format(outputTokens)} out)`,
+      `${summary.events} events`,
+    ].join(' · ');
+  },
+};
+/** Short name where the helpers are used. */
+const f = formatting;
+
+function toolLine(invocation: ToolInvocation, c: Colors, spinner: string, width: number, indent: string): string {
+  const time = f.seconds(invocation);
+  const room = width - indent.length - invocation.name.length - time.length - 5;
+  const detail = f.fit(invocation.status === 'failed' ? (invocation.result ?? '') : f.brief(invocation.args), Math.max(0, room));
+  return `${indent}${f.icon(invocation, c, spinner)} ${c.bold(invocation.name)} ${c.dim(detail)} ${c.dim(time)}`.trimEnd();
+}
+
+/** Keeps the last `max` lines, saying how many were left out. */
+function tail(lines: string[], max: number, c: Colors, indent = '  '): string[] {
+  if (lines.length <= max) return lines;
+  const kept = lines.slice(lines.length - Math.max(1, max - 1));
+  return [c.dim(`${indent}… ${lines.length - kept.length} earlier`), ...kept];
+}
+
+/**
+ * One frame of the live view: tools with their state, the sub-agent tree with
+ * its own tools, the assistant's latest text and the token counter, cut to
+ * fit the terminal so in-place updates never scroll.
+ */
+export function renderFrame(state: ViewState, c: Colors, spinner: string, size: FrameSize): string {
+  const width = Math.max(40, size.columns);
+  const budget = Math.max(8, size.rows - 2);
+  const tools = [...state.tools.values()].map((t) => toolLine(t, c, spinner, width, '  '));
+  const tree = state.delegations.flatMap((d) => {
+    const icon = d.events === undefined ? c.cyan(spinner) : c.green('✓');
+    const head = `  ${icon} ${c.magenta(c.bold(d.run.name))} ${c.dim(f.fit(d.run.description, width - d.run.name.length - 8))}`;
+    return [head, ...tail([...d.tools.values()].map((t) => toolLine(t, c, spinner, width, '      ')), 3, c, '      ')];
+  });
+  const text = (state.text || state.thinking).split('\n').filter((l) => l.trim() !== '');
+  const { inputTokens, outputTokens, totalTokens } = state.usage;
+  const footer = c.dim(`tokens ${f.tokens(totalTokens)}  (${f.tokens(inputTokens)} in · ${f.tokens(outputTokens)} out)`);
+  const lines: string[] = [];
+  const section = (title: string, body: string[], max: number) => {
+    if (body.length) lines.push(c.bold(title), ...tail(body, max, c));
+  };
+  section('Tools', tools, Math.max(3, Math.floor(budget * 0.3)));
+  section('Sub-agents', tree, Math.max(3, Math.floor(budget * 0.3)));
+  const textLines = text.map((l) => `  ${f.fit(l, width - 2)}`);
+  section(state.text ? 'Assistant' : 'Thinking', state.text ? textLines : textLines.map((l) => c.dim(l)), Math.max(2, budget - lines.length - 3));
+  for (const error of state.errors) lines.push(c.red(f.fit(`error: ${error}`, width)));
+  lines.push(footer);
+  return lines.join('\n');
+}
+
+/** A line of the plain (non-TTY) output for an action, or `undefined` for none. */
+export function describeAction(action: ViewAction, c: Colors, width = 100): string | undefined {
+  switch (action.kind) {
+    case 'tool': {
+      const { invocation, delegation } = action;
+      if (invocation.status === 'running') return undefined;
+      const where = delegation ? `  ${c.magenta(delegation.name)} › ` : '';
+      const detail = invocation.status === 'failed' ? (invocation.result ?? '') : f.brief(invocation.args);
+      return `${where}${f.icon(invocation, c, '')} ${invocation.name} ${c.dim(f.fit(detail, width - 30))} ${c.dim(f.seconds(invocation))}`.trimEnd();
+    }
+    case 'subagent-end': {
+      // Printed at the end, not the start: by then a placeholder name has been replaced.
+      const { name, description } = action.delegation;
+      return `■ ${c.magenta(name)} ${c.dim(f.fit(description, width - name.length - 20))} (${action.events} events)`;
+    }
+    case 'error':
+      return c.red(`error: ${action.event.message}`);
+    default:
+      return undefined;
+  }
+}
