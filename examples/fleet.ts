@@ -125,7 +125,9 @@ function runTask(row: Row): Observable<Change> {
     );
   }).pipe(
     // One failed task must not stop the fleet.
-    catchError((err: unknown) => of<Patch>({ state: 'failed', error: err instanceof Error ? err.message : String(err) })),
+    catchError((err: unknown) =>
+      of<Patch>({ state: 'failed', error: err instanceof Error ? err.message : String(err) }),
+    ),
     map((patch) => ({ id: row.id, patch })),
   );
 }
@@ -174,7 +176,9 @@ process.exitCode = interrupted ? 130 : rows.some((r) => r.state === 'failed') ? 
 
 function table(note?: string): string {
   const promptWidth = Math.max(12, Math.min(48, (process.stdout.columns ?? 100) - 40));
-  const header = pc.bold(`${'#'.padStart(3)}  ${'task'.padEnd(promptWidth)}  ${'state'.padEnd(9)}  ${'tools'.padStart(5)}  ${'tokens'.padStart(9)}`);
+  const header = pc.bold(
+    `${'#'.padStart(3)}  ${'task'.padEnd(promptWidth)}  ${'state'.padEnd(9)}  ${'tools'.padStart(5)}  ${'tokens'.padStart(9)}`,
+  );
   const lines = rows.map(
     (row) =>
       `${String(row.id).padStart(3)}  ${fit(row.prompt, promptWidth)}  ${paint(row.state, row.state.padEnd(9))}  ${String(row.tools).padStart(5)}  ${tokens(row.tokens).padStart(9)}`,

@@ -7,7 +7,6 @@ import {
   type UnknownEvent,
 } from '../src/events.js';
 
-
 /** An event made inside a sub-agent: what a delegation's `events$` carries. */
 export type SubagentEvent = SubagentToolCallEvent | SubagentToolResultEvent | SubagentTextEvent;
 
@@ -27,7 +26,6 @@ export interface Delegation {
   open: boolean;
 }
 
-
 /** What `DelegationTracker` reports. */
 export interface DelegationSink {
   start(delegation: Delegation): void;
@@ -37,7 +35,6 @@ export interface DelegationSink {
 
 /** The name the producer gives a sub-agent before it knows the real one. */
 const PLACEHOLDER = 'sub-agent';
-
 
 interface TaskCall {
   readonly id: string;

@@ -8,7 +8,6 @@ import {
   type UnknownEvent,
 } from '../src/events.js';
 
-
 /**
  * One tool invocation as `pairToolCalls` sees it at one moment. Each snapshot
  * is a new object; a later snapshot with the same `key` supersedes it.
@@ -132,7 +131,9 @@ export class ToolCallTracker {
     const endedAt = this.now();
     const unfinished: ToolInvocation[] = [];
     for (const [key, s] of this.open) {
-      unfinished.push(snapshot(s.key, s.id, s.name, s.args, s.subagent, 'unfinished', s.callEvent, s.startedAt, undefined, endedAt));
+      unfinished.push(
+        snapshot(s.key, s.id, s.name, s.args, s.subagent, 'unfinished', s.callEvent, s.startedAt, undefined, endedAt),
+      );
       this.closed.add(key);
     }
     this.open.clear();
@@ -186,6 +187,17 @@ export class ToolCallTracker {
     }
     this.open.delete(open.key);
     this.closed.add(open.key);
-    return snapshot(open.key, open.id, open.name, open.args, scope, status, open.callEvent, open.startedAt, event, endedAt);
+    return snapshot(
+      open.key,
+      open.id,
+      open.name,
+      open.args,
+      scope,
+      status,
+      open.callEvent,
+      open.startedAt,
+      event,
+      endedAt,
+    );
   }
 }

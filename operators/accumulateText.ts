@@ -23,7 +23,10 @@ interface Text {
 export function accumulateText(): OperatorFunction<EvoEvent | UnknownEvent, string> {
   return (source) =>
     source.pipe(
-      filter((event): event is TextEvent | DoneEvent => (event.type === 'text' || event.type === 'done') && isKnownEvent(event)),
+      filter(
+        (event): event is TextEvent | DoneEvent =>
+          (event.type === 'text' || event.type === 'done') && isKnownEvent(event),
+      ),
       scan<TextEvent | DoneEvent, Text>(
         (state, event) => {
           const text = event.type === 'text' ? state.text + event.content : event.response;

@@ -1,4 +1,4 @@
-import { Observable, Subject, type OperatorFunction, type Subscription } from 'rxjs';
+import { Observable, Subject, Subscription, type OperatorFunction } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import { DelegationTracker, type Delegation, type SubagentEvent } from './DelegationTracker.js';
 
@@ -50,9 +50,10 @@ export function groupSubagents(): OperatorFunction<EvoEvent | UnknownEvent, Suba
       /** Subscriptions to the `events$` of open delegations: they hold the source, as `groupBy`'s groups do. */
       let listeners = 0;
       let outerGone = false;
-      let sourceSubscription: Subscription | undefined;
+      // A container first: a synchronous source can end it before `subscribe` returns.
+      const upstream = new Subscription();
       const release = () => {
-        if (outerGone && listeners === 0) sourceSubscription?.unsubscribe();
+        if (outerGone && listeners === 0) upstream.unsubscribe();
       };
       const eventsOf = (channel: Subject<SubagentEvent>) =>
         new Observable<SubagentEvent>((inner) => {
@@ -91,42 +92,40 @@ export function groupSubagents(): OperatorFunction<EvoEvent | UnknownEvent, Suba
           channels.delete(delegation);
         },
       });
-      let failed = false;
       const fail = (err: unknown) => {
-        failed = true;
         endAll();
         subscriber.error(err);
-        sourceSubscription?.unsubscribe();
+        upstream.unsubscribe();
       };
-      sourceSubscription = source.subscribe({
-        next: (event) => {
-          try {
-            tracker.push(event);
-          } catch (err) {
-            fail(err);
-          }
-        },
-        error: (err: unknown) => {
-          try {
-            tracker.finish();
-          } catch {
-            // The source's error is the one to report.
-          }
-          endAll();
-          subscriber.error(err);
-        },
-        complete: () => {
-          try {
-            tracker.finish();
-          } catch (err) {
-            return fail(err);
-          }
-          endAll();
-          subscriber.complete();
-        },
-      });
-      // A synchronous source can fail before its subscription is known.
-      if (failed) sourceSubscription.unsubscribe();
+      upstream.add(
+        source.subscribe({
+          next: (event) => {
+            try {
+              tracker.push(event);
+            } catch (err) {
+              fail(err);
+            }
+          },
+          error: (err: unknown) => {
+            try {
+              tracker.finish();
+            } catch {
+              // The source's error is the one to report.
+            }
+            endAll();
+            subscriber.error(err);
+          },
+          complete: () => {
+            try {
+              tracker.finish();
+            } catch (err) {
+              return fail(err);
+            }
+            endAll();
+            subscriber.complete();
+          },
+        }),
+      );
       return () => {
         outerGone = true;
         release();

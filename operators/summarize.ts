@@ -1,5 +1,11 @@
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import { isKnownEvent, type AskUserEvent, type EvoEvent, type InterruptEvent, type UnknownEvent } from '../src/events.js';
+import {
+  isKnownEvent,
+  type AskUserEvent,
+  type EvoEvent,
+  type InterruptEvent,
+  type UnknownEvent,
+} from '../src/events.js';
 import { DelegationTracker, type Delegation } from './DelegationTracker.js';
 import type { UsageTotals } from './sumUsage.js';
 import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
@@ -8,7 +14,10 @@ import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
  * One tool invocation in a `RunSummary`: its final state without the events
  * and the output, so a summary stays small however much the tools returned.
  */
-export type InvocationSummary = Pick<ToolInvocation, 'key' | 'id' | 'name' | 'args' | 'subagent' | 'status' | 'startedAt' | 'endedAt'> & {
+export type InvocationSummary = Pick<
+  ToolInvocation,
+  'key' | 'id' | 'name' | 'args' | 'subagent' | 'status' | 'startedAt' | 'endedAt'
+> & {
   /** The result's content of a failed invocation: what went wrong. */
   readonly error?: string;
 };
@@ -64,7 +73,9 @@ const TEXT_BATCH = 512;
  * summarize(): -----------------(s|)
  * ```
  */
-export function summarize(options: { readonly scheduler?: SchedulerLike } = {}): OperatorFunction<EvoEvent | UnknownEvent, RunSummary> {
+export function summarize(
+  options: { readonly scheduler?: SchedulerLike } = {},
+): OperatorFunction<EvoEvent | UnknownEvent, RunSummary> {
   const scheduler = options.scheduler ?? asyncScheduler;
   return (source) =>
     new Observable<RunSummary>((subscriber) => {
@@ -109,67 +120,67 @@ export function summarize(options: { readonly scheduler?: SchedulerLike } = {}):
       let events = 0;
 
       const take = (event: EvoEvent) => {
-          switch (event.type) {
-            case 'text':
-              if (deltas.push(event.content) === TEXT_BATCH) {
-                textParts.push(deltas.join(''));
-                deltas = [];
-              }
-              return;
-            case 'usage_stats':
-              inputTokens += event.input_tokens;
-              outputTokens += event.output_tokens;
-              return;
-            case 'done':
-              response = event.response;
-              return;
-            case 'error':
-              errors.push(event.message);
-              return;
-            case 'interrupt':
-              interrupts.push(event);
-              return;
-            case 'ask_user':
-              questions.push(event);
-              return;
-            case 'tool_call':
-            case 'tool_result':
-            case 'subagent_tool_call':
-            case 'subagent_tool_result': {
-              const snapshot = tools.push(event);
-              if (snapshot) keep(snapshot);
-              subagents.push(event);
-              return;
+        switch (event.type) {
+          case 'text':
+            if (deltas.push(event.content) === TEXT_BATCH) {
+              textParts.push(deltas.join(''));
+              deltas = [];
             }
-            case 'subagent_start':
-            case 'subagent_end':
-            case 'subagent_text':
-              subagents.push(event);
+            return;
+          case 'usage_stats':
+            inputTokens += event.input_tokens;
+            outputTokens += event.output_tokens;
+            return;
+          case 'done':
+            response = event.response;
+            return;
+          case 'error':
+            errors.push(event.message);
+            return;
+          case 'interrupt':
+            interrupts.push(event);
+            return;
+          case 'ask_user':
+            questions.push(event);
+            return;
+          case 'tool_call':
+          case 'tool_result':
+          case 'subagent_tool_call':
+          case 'subagent_tool_result': {
+            const snapshot = tools.push(event);
+            if (snapshot) keep(snapshot);
+            subagents.push(event);
+            return;
           }
+          case 'subagent_start':
+          case 'subagent_end':
+          case 'subagent_text':
+            subagents.push(event);
+        }
       };
       const summary = (): RunSummary => {
-          for (const snapshot of tools.finish()) keep(snapshot);
-          const open = new Set(delegations.filter((d) => d.open));
-          subagents.finish();
-          return {
-            response,
-            text: textParts.join('') + deltas.join(''),
-            usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
-            invocations: [...invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
-            delegations: delegations.map((d) => ({
-              key: d.key,
-              name: d.name,
-              description: d.description,
-              taskCallId: d.taskCallId,
-              events: d.events,
-              ended: !open.has(d),
-            })),
-            errors,
-            interrupts,
-            questions,
-            counts: Object.fromEntries(counts),
-            events,
-          };
+        for (const snapshot of tools.finish()) keep(snapshot);
+        const open = new Set(delegations.filter((d) => d.open));
+        subagents.finish();
+        return {
+          response,
+          text: textParts.join('') + deltas.join(''),
+          usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
+          invocations: [...invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
+          delegations: delegations.map((d) => ({
+            key: d.key,
+            name: d.name,
+            description: d.description,
+            taskCallId: d.taskCallId,
+            events: d.events,
+            ended: !open.has(d),
+          })),
+          errors,
+          interrupts,
+          questions,
+          counts: Object.fromEntries(counts),
+          events,
+        };
       };
 
       return source.subscribe({

@@ -35,9 +35,16 @@ export const events = {
   text: (content: string): TextEvent => ({ type: 'text', content }),
   toolCall: (name: string, args: Args = {}, id = ''): ToolCallEvent => ({ type: 'tool_call', name, args, id }),
   /** `id: undefined` leaves the id out, as older producers do. */
-  toolResult: (name: string, content: string, { success = true, id }: { success?: boolean; id?: string } = {}): ToolResultEvent =>
-    withId({ type: 'tool_result' as const, name, content, success }, id),
-  subagentStart: (name: string, description = ''): SubagentStartEvent => ({ type: 'subagent_start', name, description }),
+  toolResult: (
+    name: string,
+    content: string,
+    { success = true, id }: { success?: boolean; id?: string } = {},
+  ): ToolResultEvent => withId({ type: 'tool_result' as const, name, content, success }, id),
+  subagentStart: (name: string, description = ''): SubagentStartEvent => ({
+    type: 'subagent_start',
+    name,
+    description,
+  }),
   subagentToolCall: (subagent: string, name: string, args: Args = {}, id = ''): SubagentToolCallEvent => ({
     type: 'subagent_tool_call',
     subagent,

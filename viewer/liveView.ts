@@ -26,7 +26,10 @@ export interface LiveViewOptions {
  * await liveView(run({ prompt: 'Summarize attention into notes.md' }));
  * ```
  */
-export function liveView(events$: Observable<EvoEvent | UnknownEvent>, options: LiveViewOptions = {}): Promise<RunSummary | undefined> {
+export function liveView(
+  events$: Observable<EvoEvent | UnknownEvent>,
+  options: LiveViewOptions = {},
+): Promise<RunSummary | undefined> {
   const output = options.output ?? process.stdout;
   const interactive = options.interactive ?? Boolean(output.isTTY);
   // Colour for a terminal, or when asked for; not for a pipe, whatever picocolors guesses from CI.
@@ -38,7 +41,12 @@ export function liveView(events$: Observable<EvoEvent | UnknownEvent>, options: 
   let state: ViewState = initialView;
   let tick = 0;
   const draw = () =>
-    log?.(renderFrame(state, c, frames[tick++ % frames.length]!, { columns: output.columns ?? 100, rows: output.rows ?? 30 }));
+    log?.(
+      renderFrame(state, c, frames[tick++ % frames.length]!, {
+        columns: output.columns ?? 100,
+        rows: output.rows ?? 30,
+      }),
+    );
   const timer = log ? setInterval(draw, interval) : undefined;
 
   const finish = () => {
@@ -64,6 +72,8 @@ export function liveView(events$: Observable<EvoEvent | UnknownEvent>, options: 
       error: (err: unknown) => {
         finish();
         write(c.red(`\n${err instanceof Error ? err.message : String(err)}`));
+        // The run's own error, passed on as it came.
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
         reject(err);
       },
       complete: () => {

@@ -69,12 +69,18 @@ export function reduceView(state: ViewState, action: ViewAction): ViewState {
     case 'tool': {
       const { invocation, delegation } = action;
       if (delegation) {
-        return updateDelegation(state, delegation, (d) => ({ ...d, tools: new Map(d.tools).set(invocation.key, invocation) }));
+        return updateDelegation(state, delegation, (d) => ({
+          ...d,
+          tools: new Map(d.tools).set(invocation.key, invocation),
+        }));
       }
       return { ...state, tools: new Map(state.tools).set(invocation.key, invocation) };
     }
     case 'subagent-start':
-      return { ...state, delegations: [...state.delegations, { run: action.delegation, tools: new Map(), events: undefined }] };
+      return {
+        ...state,
+        delegations: [...state.delegations, { run: action.delegation, tools: new Map(), events: undefined }],
+      };
     case 'subagent-end':
       return updateDelegation(state, action.delegation, (d) => ({ ...d, events: action.events }));
     case 'usage':
@@ -96,8 +102,14 @@ export function reduceView(state: ViewState, action: ViewAction): ViewState {
 export function viewActions(): OperatorFunction<EvoEvent | UnknownEvent, ViewAction> {
   return connect((events$) =>
     merge(
-      events$.pipe(ofType('thinking'), map((e): ViewAction => ({ kind: 'thinking', content: e.content }))),
-      events$.pipe(accumulateText(), map((text): ViewAction => ({ kind: 'text', text }))),
+      events$.pipe(
+        ofType('thinking'),
+        map((e): ViewAction => ({ kind: 'thinking', content: e.content })),
+      ),
+      events$.pipe(
+        accumulateText(),
+        map((text): ViewAction => ({ kind: 'text', text })),
+      ),
       events$.pipe(
         ofType('tool_call', 'tool_result'),
         // A `task` call is a delegation: the sub-agent tree shows it.
@@ -111,14 +123,29 @@ export function viewActions(): OperatorFunction<EvoEvent | UnknownEvent, ViewAct
           const own$ = delegation.events$.pipe(share());
           return merge(
             of<ViewAction>({ kind: 'subagent-start', delegation }),
-            own$.pipe(pairToolCalls(), map((invocation): ViewAction => ({ kind: 'tool', invocation, delegation }))),
-            own$.pipe(count(), map((events): ViewAction => ({ kind: 'subagent-end', delegation, events }))),
+            own$.pipe(
+              pairToolCalls(),
+              map((invocation): ViewAction => ({ kind: 'tool', invocation, delegation })),
+            ),
+            own$.pipe(
+              count(),
+              map((events): ViewAction => ({ kind: 'subagent-end', delegation, events })),
+            ),
           );
         }),
       ),
-      events$.pipe(sumUsage(), map((usage): ViewAction => ({ kind: 'usage', usage }))),
-      events$.pipe(ofType('error'), map((event): ViewAction => ({ kind: 'error', event }))),
-      events$.pipe(summarize(), map((summary): ViewAction => ({ kind: 'summary', summary }))),
+      events$.pipe(
+        sumUsage(),
+        map((usage): ViewAction => ({ kind: 'usage', usage })),
+      ),
+      events$.pipe(
+        ofType('error'),
+        map((event): ViewAction => ({ kind: 'error', event })),
+      ),
+      events$.pipe(
+        summarize(),
+        map((summary): ViewAction => ({ kind: 'summary', summary })),
+      ),
     ),
   );
 }

@@ -29,7 +29,9 @@ export const formatting = {
   },
 
   seconds(invocation: ToolInvocation): string {
-    return invocation.endedAt === undefined ? '' : `${((invocation.endedAt - invocation.startedAt) / 1000).toFixed(1)}s`;
+    return invocation.endedAt === undefined
+      ? ''
+      : `${((invocation.endedAt - invocation.startedAt) / 1000).toFixed(1)}s`;
   },
 
   icon(invocation: ToolInvocation, c: Colors, spinner: string): string {
@@ -68,7 +70,10 @@ const f = formatting;
 function toolLine(invocation: ToolInvocation, c: Colors, spinner: string, width: number, indent: string): string {
   const time = f.seconds(invocation);
   const room = width - indent.length - invocation.name.length - time.length - 5;
-  const detail = f.fit(invocation.status === 'failed' ? (invocation.result ?? '') : f.brief(invocation.args), Math.max(0, room));
+  const detail = f.fit(
+    invocation.status === 'failed' ? (invocation.result ?? '') : f.brief(invocation.args),
+    Math.max(0, room),
+  );
   return `${indent}${f.icon(invocation, c, spinner)} ${c.bold(invocation.name)} ${c.dim(detail)} ${c.dim(time)}`.trimEnd();
 }
 
@@ -91,11 +96,21 @@ export function renderFrame(state: ViewState, c: Colors, spinner: string, size: 
   const tree = state.delegations.flatMap((d) => {
     const icon = d.events === undefined ? c.cyan(spinner) : c.green('✓');
     const head = `  ${icon} ${c.magenta(c.bold(d.run.name))} ${c.dim(f.fit(d.run.description, width - d.run.name.length - 8))}`;
-    return [head, ...tail([...d.tools.values()].map((t) => toolLine(t, c, spinner, width, '      ')), 3, c, '      ')];
+    return [
+      head,
+      ...tail(
+        [...d.tools.values()].map((t) => toolLine(t, c, spinner, width, '      ')),
+        3,
+        c,
+        '      ',
+      ),
+    ];
   });
   const text = (state.text || state.thinking).split('\n').filter((l) => l.trim() !== '');
   const { inputTokens, outputTokens, totalTokens } = state.usage;
-  const footer = c.dim(`tokens ${f.tokens(totalTokens)}  (${f.tokens(inputTokens)} in · ${f.tokens(outputTokens)} out)`);
+  const footer = c.dim(
+    `tokens ${f.tokens(totalTokens)}  (${f.tokens(inputTokens)} in · ${f.tokens(outputTokens)} out)`,
+  );
   const lines: string[] = [];
   const section = (title: string, body: string[], max: number) => {
     if (body.length) lines.push(c.bold(title), ...tail(body, max, c));
@@ -103,7 +118,11 @@ export function renderFrame(state: ViewState, c: Colors, spinner: string, size: 
   section('Tools', tools, Math.max(3, Math.floor(budget * 0.3)));
   section('Sub-agents', tree, Math.max(3, Math.floor(budget * 0.3)));
   const textLines = text.map((l) => `  ${f.fit(l, width - 2)}`);
-  section(state.text ? 'Assistant' : 'Thinking', state.text ? textLines : textLines.map((l) => c.dim(l)), Math.max(2, budget - lines.length - 3));
+  section(
+    state.text ? 'Assistant' : 'Thinking',
+    state.text ? textLines : textLines.map((l) => c.dim(l)),
+    Math.max(2, budget - lines.length - 3),
+  );
   for (const error of state.errors) lines.push(c.red(f.fit(`error: ${error}`, width)));
   lines.push(footer);
   return lines.join('\n');

@@ -39,7 +39,6 @@ const BOM = '\ufeff';
 /** How much of an oversized line its diagnostic keeps. */
 const HEAD_LENGTH = 1024;
 
-
 /**
  * A copy of the bytes from `start`: the source may reuse its buffer, and a
  * Node `Buffer`'s own `slice` would only be a view.
@@ -129,7 +128,10 @@ export class JsonlDecoder {
       start = end + 1;
     }
     while (start < chunk.length) {
-      let cut = chunk.length - start > BATCH_BYTES ? chunk.lastIndexOf(LF_BYTE, start + BATCH_BYTES - 1) : chunk.lastIndexOf(LF_BYTE);
+      let cut =
+        chunk.length - start > BATCH_BYTES
+          ? chunk.lastIndexOf(LF_BYTE, start + BATCH_BYTES - 1)
+          : chunk.lastIndexOf(LF_BYTE);
       // A single line longer than a batch: decode up to its end.
       if (cut < start) cut = chunk.indexOf(LF_BYTE, start + BATCH_BYTES);
       if (cut === -1) break;
@@ -233,7 +235,10 @@ export class JsonlDecoder {
     if (line === 1 && text.startsWith(BOM)) text = text.slice(1);
     if (text.length === 0) return;
     // UTF-8 is 1 to 3 bytes per UTF-16 unit: only lines past a third of the limit need counting.
-    if (text.length * 3 > this.maxLineBytes && (text.length > this.maxLineBytes || utf8Length(text) > this.maxLineBytes)) {
+    if (
+      text.length * 3 > this.maxLineBytes &&
+      (text.length > this.maxLineBytes || utf8Length(text) > this.maxLineBytes)
+    ) {
       this.tooLong(text);
       return;
     }
@@ -242,7 +247,9 @@ export class JsonlDecoder {
   }
 
   private tooLong(head: string): void {
-    this.out.push(new DecodeIssue(this.lineNumber, head, `line longer than maxLineBytes (${this.maxLineBytes}); dropped`));
+    this.out.push(
+      new DecodeIssue(this.lineNumber, head, `line longer than maxLineBytes (${this.maxLineBytes}); dropped`),
+    );
   }
 }
 

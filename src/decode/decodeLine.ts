@@ -40,7 +40,11 @@ export class DecodeIssue {
  * guard runs first, and `decode` (with its Either and error paths) only for a
  * line already known to be wrong, to say why.
  */
-export function decodeLine(text: string, line: number, keepUnknown = false): EvoEvent | UnknownEvent | DecodeIssue | undefined {
+export function decodeLine(
+  text: string,
+  line: number,
+  keepUnknown = false,
+): EvoEvent | UnknownEvent | DecodeIssue | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -57,12 +61,16 @@ export function decodeLine(text: string, line: number, keepUnknown = false): Evo
   if (codec === undefined) return keepUnknown ? (value as UnknownEvent) : undefined;
   if (codec.is(value)) return value;
   const result = codec.decode(value);
-  return new DecodeIssue(line, text, `${type}: ${isLeft(result) ? formatValidationErrors(result.left) : 'wrong shape'}`);
+  return new DecodeIssue(
+    line,
+    text,
+    `${type}: ${isLeft(result) ? formatValidationErrors(result.left) : 'wrong shape'}`,
+  );
 }
 
 function show(value: unknown): string {
   if (value === undefined) return 'nothing';
-  const text = JSON.stringify(value) ?? String(value);
+  const text = JSON.stringify(value) ?? typeof value;
   return text.length > VALUE_LIMIT ? `${text.slice(0, VALUE_LIMIT)}…` : text;
 }
 

@@ -83,7 +83,8 @@ export class CliProcess {
       this.settle({
         exitCode: result.exitCode,
         signal: result.signal,
-        spawnFailure: result.exitCode === undefined && result.signal === undefined ? (result.cause ?? result) : undefined,
+        spawnFailure:
+          result.exitCode === undefined && result.signal === undefined ? (result.cause ?? result) : undefined,
         durationMs: Date.now() - this.started,
       }),
     );

@@ -93,7 +93,10 @@ function resolveOptions(options: RunOptions): ResolvedOptions {
   if (typeof options.prompt !== 'string' || options.prompt === '') {
     throw new TypeError('run: prompt must be a non-empty string');
   }
-  if (options.args !== undefined && !(Array.isArray(options.args) && options.args.every((a) => typeof a === 'string'))) {
+  if (
+    options.args !== undefined &&
+    !(Array.isArray(options.args) && options.args.every((a) => typeof a === 'string'))
+  ) {
     throw new TypeError('run: args must be an array of strings');
   }
   checkDuration('timeoutMs', options.timeoutMs);
@@ -237,7 +240,7 @@ function subscribeRun(
       const where = options.cwd ? ` in ${options.cwd}` : '';
       return subscriber.error(
         new SpawnError(
-          `could not start ${JSON.stringify(command)}${where}: ${cause.message ?? cause.shortMessage ?? String(spawnFailure)}`,
+          `could not start ${JSON.stringify(command)}${where}: ${cause.message ?? cause.shortMessage ?? 'unknown reason'}`,
           details({ cause: spawnFailure }),
         ),
       );
@@ -253,7 +256,9 @@ function subscribeRun(
     }
     if (cutLine) return subscriber.error(new DecodeError(cutLine, details({ exitCode })));
     if (!sawDone) {
-      return subscriber.error(new TruncatedStreamError(`${command} exited 0 without a done event`, details({ exitCode })));
+      return subscriber.error(
+        new TruncatedStreamError(`${command} exited 0 without a done event`, details({ exitCode })),
+      );
     }
     subscriber.complete();
   };
@@ -275,7 +280,9 @@ function subscribeRun(
     });
   } catch (err) {
     // execa refuses some input before spawning, such as a NUL byte in an argument.
-    subscriber.error(new SpawnError(`could not start ${JSON.stringify(command)}: ${(err as Error).message}`, { cause: err }));
+    subscriber.error(
+      new SpawnError(`could not start ${JSON.stringify(command)}: ${(err as Error).message}`, { cause: err }),
+    );
     return undefined;
   }
 

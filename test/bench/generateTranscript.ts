@@ -27,7 +27,17 @@
  * npx tsx test/bench/generateTranscript.ts --mb 100
  * ```
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -136,7 +146,17 @@ const FR = (
   'détaillés sont écrits dans le rapport — prochaine étape : vérifier la généralisation à grande ' +
   "échelle avec un budget réduit ; c'est déjà très encourageant pour la récupération dense"
 ).split(' ');
-const CJK = ['多语言检索', '稀疏注意力', '評価結果', '日本語の質問', '中文语料', '再ランキング', '实验记录', '東京の人口は？', '稀疏检索 混合'];
+const CJK = [
+  '多语言检索',
+  '稀疏注意力',
+  '評価結果',
+  '日本語の質問',
+  '中文语料',
+  '再ランキング',
+  '实验记录',
+  '東京の人口は？',
+  '稀疏检索 混合',
+];
 const EMOJI = ['🚀', '✅', '📊', '🔍', '🧪', '⚠️', '𠮷'];
 const TOOLS = ['tavily_search', 'read_file', 'write_file', 'execute', 'write_todos', 'ls', 'edit_file'] as const;
 const AGENTS = ['research-agent', 'code-agent', 'planner-agent', 'data-analysis-agent', 'writing-agent'];
@@ -158,7 +178,8 @@ class Content {
     const { rng } = this;
     let out = '';
     while (out.length < chars) {
-      if (lang === 'cjk') out += rng.chance(0.3) ? `${rng.pick(EN)} ` : `${rng.pick(CJK)}${rng.pick(['，', '。', ' ', '、'])}`;
+      if (lang === 'cjk')
+        out += rng.chance(0.3) ? `${rng.pick(EN)} ` : `${rng.pick(CJK)}${rng.pick(['，', '。', ' ', '、'])}`;
       else out += `${rng.pick(lang === 'fr' ? FR : EN)}${rng.chance(0.08) ? rng.pick([', ', '. ', ' — ', ': ']) : ' '}`;
       if (rng.chance(0.01)) out += `${rng.pick(EMOJI)} `;
     }
@@ -216,7 +237,8 @@ class Content {
         () => `${indent}return torch.${rng.pick(['matmul', 'softmax', 'topk', 'cat'])}(x, dim=-1)`,
         () => `${indent}logger.info("${rng.pick(EN)} ${rng.pick(EN)}: %s", ${rng.pick(EN)})`,
         () => `${indent}# ${this.prose(rng.int(20, 70))}`,
-        () => `${indent}${rng.pick(EN)} = {'${rng.pick(EN)}': ${rng.int(0, 999)}, "lang": '${rng.pick(['fr', 'ja', 'zh'])}'}`,
+        () =>
+          `${indent}${rng.pick(EN)} = {'${rng.pick(EN)}': ${rng.int(0, 999)}, "lang": '${rng.pick(['fr', 'ja', 'zh'])}'}`,
         () => '',
       ])();
       const numbered = `${String(n).padStart(6)}\t${line}`;
@@ -265,7 +287,11 @@ class Content {
     const big = (): number => rng.int(1000, 5000);
     switch (name) {
       case 'tavily_search':
-        return { args: { query: this.prose(rng.int(20, 70)), max_results: rng.int(3, 8) }, result: this.searchResults(big()), ok: true };
+        return {
+          args: { query: this.prose(rng.int(20, 70)), max_results: rng.int(3, 8) },
+          result: this.searchResults(big()),
+          ok: true,
+        };
       case 'read_file':
         return { args: { file_path: this.path() }, result: this.sourceFile(big()), ok: true };
       case 'execute': {
@@ -273,11 +299,19 @@ class Content {
         const result = ok
           ? this.commandOutput(big())
           : `Traceback (most recent call last):\n  File "/workspace/scripts/eval.py", line ${rng.int(1, 300)}, in <module>\n    import faiss\nModuleNotFoundError: No module named 'faiss'\n[Command failed with exit code 1]`;
-        return { args: { command: `python scripts/${rng.pick(EN)}.py --langs fr,ja,zh --k ${rng.int(1, 100)}` }, result, ok };
+        return {
+          args: { command: `python scripts/${rng.pick(EN)}.py --langs fr,ja,zh --k ${rng.int(1, 100)}` },
+          result,
+          ok,
+        };
       }
       case 'write_file': {
         const file_path = this.path();
-        return { args: { file_path, content: this.sourceFile(rng.int(300, 2000)) }, result: `Updated file ${file_path}`, ok: true };
+        return {
+          args: { file_path, content: this.sourceFile(rng.int(300, 2000)) },
+          result: `Updated file ${file_path}`,
+          ok: true,
+        };
       }
       case 'edit_file': {
         const file_path = this.path();
@@ -288,7 +322,11 @@ class Content {
         };
       }
       case 'ls':
-        return { args: { path: '/' }, result: `[${Array.from({ length: rng.int(3, 30) }, () => `'${this.path()}'`).join(', ')}]`, ok: true };
+        return {
+          args: { path: '/' },
+          result: `[${Array.from({ length: rng.int(3, 30) }, () => `'${this.path()}'`).join(', ')}]`,
+          ok: true,
+        };
       case 'write_todos': {
         const todos = Array.from({ length: rng.int(2, 6) }, () => ({
           content: this.prose(rng.int(15, 50)),
@@ -304,7 +342,13 @@ class Content {
     const first = Object.entries(args)[0];
     if (first === undefined || this.rng.chance(0.5)) return {};
     const [key, value] = first;
-    return typeof value === 'string' ? { [key]: Array.from(value).slice(0, Math.max(1, value.length >> 1)).join('') } : {};
+    return typeof value === 'string'
+      ? {
+          [key]: Array.from(value)
+            .slice(0, Math.max(1, value.length >> 1))
+            .join(''),
+        }
+      : {};
   }
 }
 
@@ -356,10 +400,15 @@ class RunModel {
     const delegate = this.turnNo >= this.nextDelegation;
     if (delegate) this.nextDelegation = this.turnNo + rng.int(2, 5);
 
-    for (const call of calls) this.emit({ type: 'tool_call', name: call.name, args: c.partial(call.args), id: call.id });
+    for (const call of calls)
+      this.emit({ type: 'tool_call', name: call.name, args: c.partial(call.args), id: call.id });
     let task: Call | undefined;
     if (delegate) task = this.openDelegation();
-    this.emit({ type: 'usage_stats', input_tokens: 8000 + this.turnNo * 37 + rng.int(0, 3000), output_tokens: rng.int(40, 900) });
+    this.emit({
+      type: 'usage_stats',
+      input_tokens: 8000 + this.turnNo * 37 + rng.int(0, 3000),
+      output_tokens: rng.int(40, 900),
+    });
 
     for (const call of calls) {
       this.emit({ type: 'tool_call', name: call.name, args: call.args, id: call.id });
@@ -407,7 +456,14 @@ class RunModel {
       const call: Call = { name, id: c.callId(), ...c.tool(name) };
       this.emit({ type: 'subagent_tool_call', subagent: agent, name, args: c.partial(call.args), id: call.id });
       this.emit({ type: 'subagent_tool_call', subagent: agent, name, args: call.args, id: call.id });
-      this.emit({ type: 'subagent_tool_result', subagent: agent, name, content: call.result, success: call.ok, id: call.id });
+      this.emit({
+        type: 'subagent_tool_result',
+        subagent: agent,
+        name,
+        content: call.result,
+        success: call.ok,
+        id: call.id,
+      });
       for (const delta of c.deltas(c.prose(rng.int(100, 400)), 12, 40)) {
         this.emit({ type: 'subagent_text', subagent: agent, content: delta, instance_id });
       }

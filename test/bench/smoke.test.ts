@@ -7,12 +7,16 @@ import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const bench = (file: string) =>
-  promisify(execFile)(process.execPath, ['--import', 'tsx', `test/bench/${file}`, '--smoke'], { cwd: root, timeout: 60_000 });
+  promisify(execFile)(process.execPath, ['--import', 'tsx', `test/bench/${file}`, '--smoke'], {
+    cwd: root,
+    timeout: 60_000,
+  });
 
 describe('benchmark smoke', () => {
   it('decode.bench.ts measures every variant on the same events', async () => {
     const { stdout } = await bench('decode.bench.ts');
-    for (const variant of ['(1) readline', '(2) parse-only', '(3) fromJsonl', '(4) fromJsonl + summarize()']) expect(stdout).toContain(variant);
+    for (const variant of ['(1) readline', '(2) parse-only', '(3) fromJsonl', '(4) fromJsonl + summarize()'])
+      expect(stdout).toContain(variant);
   }, 60_000);
 
   it('latency.bench.ts measures every event', async () => {

@@ -1,14 +1,7 @@
 import { isRight, isLeft } from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import { describe, expect, it } from 'vitest';
-import {
-  decodeLine,
-  DecodeIssue,
-  eventCodecs,
-  EvoEvent,
-  ToolCallEvent,
-  type EvoEventType,
-} from '../../src/index.js';
+import { decodeLine, DecodeIssue, eventCodecs, EvoEvent, ToolCallEvent, type EvoEventType } from '../../src/index.js';
 
 /** One well-formed event of every type, as the current producer sends it. */
 const samples: { [K in EvoEventType]: Extract<EvoEvent, { type: K }> } = {
@@ -17,7 +10,13 @@ const samples: { [K in EvoEventType]: Extract<EvoEvent, { type: K }> } = {
   tool_call: { type: 'tool_call', name: 'read_file', args: { path: 'a.md' }, id: 'call_1' },
   tool_result: { type: 'tool_result', name: 'read_file', content: 'x', success: true, id: 'call_1' },
   subagent_start: { type: 'subagent_start', name: 'research-agent', description: 'find papers' },
-  subagent_tool_call: { type: 'subagent_tool_call', subagent: 'research-agent', name: 'web_search', args: { q: 'x' }, id: 's1' },
+  subagent_tool_call: {
+    type: 'subagent_tool_call',
+    subagent: 'research-agent',
+    name: 'web_search',
+    args: { q: 'x' },
+    id: 's1',
+  },
   subagent_tool_result: {
     type: 'subagent_tool_result',
     subagent: 'research-agent',
@@ -55,12 +54,18 @@ describe('event codecs', () => {
 
   it.each([
     ['tool_result without id', { type: 'tool_result', name: 'read_file', content: 'x', success: true }],
-    ['subagent_tool_result without id', { type: 'subagent_tool_result', subagent: 'a', name: 'n', content: 'c', success: true }],
+    [
+      'subagent_tool_result without id',
+      { type: 'subagent_tool_result', subagent: 'a', name: 'n', content: 'c', success: true },
+    ],
     ['subagent_text without instance_id', { type: 'subagent_text', subagent: 'a', content: 'c' }],
     ['tool_call with empty id', { type: 'tool_call', name: 'n', args: {}, id: '' }],
     ['subagent_tool_call with empty id', { type: 'subagent_tool_call', subagent: 'a', name: 'n', args: {}, id: '' }],
     ['ask_user with empty tool_call_id', { type: 'ask_user', interrupt_id: 'i', questions: [], tool_call_id: '' }],
-    ['interrupt with no review configs', { type: 'interrupt', interrupt_id: 'i', action_requests: [], review_configs: [] }],
+    [
+      'interrupt with no review configs',
+      { type: 'interrupt', interrupt_id: 'i', action_requests: [], review_configs: [] },
+    ],
     ['thinking with integer id 0', { type: 'thinking', content: 'c', id: 0 }],
     ['thinking without id', { type: 'thinking', content: 'c' }],
   ])('accepts the older-producer shape: %s', (_label, event) => {
@@ -69,14 +74,30 @@ describe('event codecs', () => {
 
   it('keeps unknown fields on the decoded object', () => {
     const line = '{"type": "tool_call", "name": "ls", "args": {}, "id": "c1", "started_at": 12.5, "meta": {"x": [1]}}';
-    expect(decodeLine(line, 1)).toEqual({ type: 'tool_call', name: 'ls', args: {}, id: 'c1', started_at: 12.5, meta: { x: [1] } });
+    expect(decodeLine(line, 1)).toEqual({
+      type: 'tool_call',
+      name: 'ls',
+      args: {},
+      id: 'c1',
+      started_at: 12.5,
+      meta: { x: [1] },
+    });
   });
 
   it.each([
     ['{"type": "tool_call", "args": {}, "id": "c"}', 'tool_call: at "name": expected string, got nothing'],
-    ['{"type": "tool_call", "name": "ls", "args": "x", "id": "c"}', 'tool_call: at "args": expected UnknownRecord, got "x"'],
-    ['{"type": "usage_stats", "input_tokens": "12", "output_tokens": 1}', 'usage_stats: at "input_tokens": expected number, got "12"'],
-    ['{"type": "tool_result", "name": "ls", "content": "x", "success": true, "id": 7}', 'tool_result: at "id": expected string, got 7'],
+    [
+      '{"type": "tool_call", "name": "ls", "args": "x", "id": "c"}',
+      'tool_call: at "args": expected UnknownRecord, got "x"',
+    ],
+    [
+      '{"type": "usage_stats", "input_tokens": "12", "output_tokens": 1}',
+      'usage_stats: at "input_tokens": expected number, got "12"',
+    ],
+    [
+      '{"type": "tool_result", "name": "ls", "content": "x", "success": true, "id": 7}',
+      'tool_result: at "id": expected string, got 7',
+    ],
     ['{"type": "tool_selection", "tools": ["a", 2]}', 'tool_selection: at "tools.1": expected string, got 2'],
     ['{"type": "done", "content": "x"}', 'done: at "response": expected string, got nothing'],
   ])('rejects a wrong shape with a readable path message: %s', (line, message) => {
@@ -86,7 +107,10 @@ describe('event codecs', () => {
   });
 
   it('names every failing field, not only the first', () => {
-    const issue = decodeLine('{"type": "subagent_tool_call", "subagent": 1, "name": "n", "args": {}}', 3) as DecodeIssue;
+    const issue = decodeLine(
+      '{"type": "subagent_tool_call", "subagent": 1, "name": "n", "args": {}}',
+      3,
+    ) as DecodeIssue;
     expect(issue.message).toContain('at "subagent": expected string, got 1');
     expect(issue.message).toContain('at "id": expected string, got nothing');
   });

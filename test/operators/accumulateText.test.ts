@@ -24,7 +24,10 @@ describe('accumulateText', () => {
 
   it('does not repeat the text when done.response equals it', () => {
     marbles().run(({ cold, expectObservable }) => {
-      expectObservable(cold<EvoEvent>('-a-b-D-|', values).pipe(accumulateText())).toBe('-a-b---|', { a: 'He', b: 'Hello' });
+      expectObservable(cold<EvoEvent>('-a-b-D-|', values).pipe(accumulateText())).toBe('-a-b---|', {
+        a: 'He',
+        b: 'Hello',
+      });
     });
   });
 
@@ -42,7 +45,11 @@ describe('accumulateText', () => {
 
   it('passes errors on', () => {
     marbles().run(({ cold, expectObservable }) => {
-      expectObservable(cold<EvoEvent>('-a-#', values, new Error('x')).pipe(accumulateText())).toBe('-a-#', { a: 'He' }, new Error('x'));
+      expectObservable(cold<EvoEvent>('-a-#', values, new Error('x')).pipe(accumulateText())).toBe(
+        '-a-#',
+        { a: 'He' },
+        new Error('x'),
+      );
     });
   });
 

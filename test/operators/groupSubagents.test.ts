@@ -17,7 +17,10 @@ async function delegations(events: EvoEvent[]): Promise<{ key: string; name: str
       groupSubagents(),
       mergeMap((run) => {
         runs.push(run);
-        return run.events$.pipe(toArray(), map((received) => ({ run, received })));
+        return run.events$.pipe(
+          toArray(),
+          map((received) => ({ run, received })),
+        );
       }),
       toArray(),
     ),
@@ -40,13 +43,19 @@ describe('groupSubagents', () => {
       };
       const source = cold<EvoEvent>('-k-s-c-t-r-x-d-e-t-|', values);
       const runs = source.pipe(groupSubagents());
-      const outer: Observable<string> = runs.pipe(map((run) => `${run.key}:${run.name}:${run.description}:${run.taskCallId}`));
+      const outer: Observable<string> = runs.pipe(
+        map((run) => `${run.key}:${run.name}:${run.description}:${run.taskCallId}`),
+      );
       expectObservable(outer).toBe('---a---------------|', { a: 't1:research-agent:find papers:t1' });
       expectObservable(runs.pipe(mergeMap((run) => run.events$))).toBe('-----c---r-x-------|', values);
       expectObservable(runs.pipe(mergeMap((run) => run.events$.pipe(toArray())))).toBe('---------------(a)-|', {
         a: [values.c, values.r, values.x],
       });
-      expectSubscriptions(source.subscriptions).toBe(['^------------------!', '^------------------!', '^------------------!']);
+      expectSubscriptions(source.subscriptions).toBe([
+        '^------------------!',
+        '^------------------!',
+        '^------------------!',
+      ]);
     });
   });
 
@@ -69,14 +78,24 @@ describe('groupSubagents', () => {
       const values = { s: ev.subagentStart('a'), x: ev.subagentText('a', 'hi') };
       const runs = cold<EvoEvent>('-s-x--#', values, new Error('killed')).pipe(groupSubagents());
       expectObservable(runs.pipe(map((r) => r.name))).toBe('-a----#', { a: 'a' }, new Error('killed'));
-      expectObservable(runs.pipe(mergeMap((run) => run.events$.pipe(toArray())))).toBe('------(a#)', { a: [values.x] }, new Error('killed'));
+      expectObservable(runs.pipe(mergeMap((run) => run.events$.pipe(toArray())))).toBe(
+        '------(a#)',
+        { a: [values.x] },
+        new Error('killed'),
+      );
     });
   });
 
   it('unsubscribes from the source when unsubscribed early', () => {
     marbles().run(({ hot, expectObservable, expectSubscriptions }) => {
       const source = hot<EvoEvent>('-s-x-s-|', { s: ev.subagentStart('a'), x: ev.subagentText('a', 'hi') });
-      expectObservable(source.pipe(groupSubagents(), map((r) => r.name)), '^--!').toBe('-a--', { a: 'a' });
+      expectObservable(
+        source.pipe(
+          groupSubagents(),
+          map((r) => r.name),
+        ),
+        '^--!',
+      ).toBe('-a--', { a: 'a' });
       expectSubscriptions(source.subscriptions).toBe('^--!');
     });
   });
@@ -183,14 +202,21 @@ describe('groupSubagents', () => {
   });
 
   it('never drops an event: one with no delegation of its name (nor a placeholder one) starts one of its own', async () => {
-    const events: EvoEvent[] = [ev.subagentText('stray-agent', 'hello'), ev.subagentEnd('stray-agent'), ev.subagentEnd('nobody')];
+    const events: EvoEvent[] = [
+      ev.subagentText('stray-agent', 'hello'),
+      ev.subagentEnd('stray-agent'),
+      ev.subagentEnd('nobody'),
+    ];
     const runs = await delegations(events);
     expect(runs).toEqual([{ key: 'subagent#1', name: 'stray-agent', events: [events[0]] }]);
   });
 
   it('keeps no state between subscriptions', async () => {
     const source = new Subject<EvoEvent>();
-    const grouped = source.pipe(groupSubagents(), map((r) => r.key));
+    const grouped = source.pipe(
+      groupSubagents(),
+      map((r) => r.key),
+    );
     const first = lastValueFrom(grouped.pipe(toArray()));
     source.next(task('t1', 'a'));
     source.next(ev.subagentStart('a'));

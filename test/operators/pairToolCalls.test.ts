@@ -105,7 +105,12 @@ describe('pairToolCalls', () => {
       const m = ev.toolCall('search', { q: 'main' }, 's1');
       const r = ev.subagentToolResult('research-agent', 'search', 'found');
       const source = cold<EvoEvent>('smr|', { s, m, r });
-      const S: ToolInvocation = { ...running(s as never, 0), key: 'research-agent:s1', subagent: 'research-agent', callEvent: s };
+      const S: ToolInvocation = {
+        ...running(s as never, 0),
+        key: 'research-agent:s1',
+        subagent: 'research-agent',
+        callEvent: s,
+      };
       const M = running(m, 1);
       expectObservable(source.pipe(pairToolCalls())).toBe('smr(u|)', {
         s: S,
@@ -120,7 +125,18 @@ describe('pairToolCalls', () => {
     marbles().run(({ cold, expectObservable }) => {
       const r = ev.toolResult('ls', 'a b', { id: 'ghost' });
       expectObservable(cold<EvoEvent>('rr|', { r }).pipe(pairToolCalls())).toBe('r-|', {
-        r: { key: 'ghost', id: 'ghost', name: 'ls', args: {}, status: 'succeeded', result: 'a b', success: true, resultEvent: r, startedAt: 0, endedAt: 0 },
+        r: {
+          key: 'ghost',
+          id: 'ghost',
+          name: 'ls',
+          args: {},
+          status: 'succeeded',
+          result: 'a b',
+          success: true,
+          resultEvent: r,
+          startedAt: 0,
+          endedAt: 0,
+        },
       });
     });
   });
@@ -150,6 +166,8 @@ describe('pairToolCalls', () => {
     // first sight, complete args, result: three snapshots per call, whatever the re-sends.
     expect(snapshots).toHaveLength(3 * n);
     const final = snapshots.filter((s) => s.status !== 'running');
-    expect(final.map((s) => [s.key, s.args, s.result])).toEqual(Array.from({ length: n }, (_, i) => [`c${i}`, { i }, `ok ${i}`]));
+    expect(final.map((s) => [s.key, s.args, s.result])).toEqual(
+      Array.from({ length: n }, (_, i) => [`c${i}`, { i }, `ok ${i}`]),
+    );
   });
 });

@@ -34,11 +34,24 @@ describe('summarize', () => {
           { key: 't1', id: 't1', name: 'task', args: values.k.args, status: 'unfinished', startedAt: 1, endedAt: 27 },
           { key: 'c1', id: 'c1', name: 'ls', args: {}, status: 'succeeded', startedAt: 7, endedAt: 9 },
         ],
-        delegations: [{ key: 't1', name: 'research-agent', description: 'find', taskCallId: 't1', events: 1, ended: false }],
+        delegations: [
+          { key: 't1', name: 'research-agent', description: 'find', taskCallId: 't1', events: 1, ended: false },
+        ],
         errors: ['rate limited'],
         interrupts: [values.i],
         questions: [values.q],
-        counts: { tool_call: 2, subagent_start: 1, subagent_text: 1, tool_result: 1, error: 1, ask_user: 1, interrupt: 1, usage_stats: 2, text: 2, done: 1 },
+        counts: {
+          tool_call: 2,
+          subagent_start: 1,
+          subagent_text: 1,
+          tool_result: 1,
+          error: 1,
+          ask_user: 1,
+          interrupt: 1,
+          usage_stats: 2,
+          text: 2,
+          done: 1,
+        },
         events: 13,
       };
       expectObservable(source.pipe(summarize())).toBe('---------------------------(s|)', { s: summary });
@@ -53,7 +66,16 @@ describe('summarize', () => {
         s: expect.objectContaining({
           invocations: [
             { key: 'c1', id: 'c1', name: 'ls', args: {}, status: 'succeeded', startedAt: 1, endedAt: 5 },
-            { key: 'c2', id: 'c2', name: 'execute', args: { command: 'make' }, status: 'failed', error: 'make: *** No rule', startedAt: 3, endedAt: 7 },
+            {
+              key: 'c2',
+              id: 'c2',
+              name: 'execute',
+              args: { command: 'make' },
+              status: 'failed',
+              error: 'make: *** No rule',
+              startedAt: 3,
+              endedAt: 7,
+            },
           ],
         }),
       });

@@ -11,7 +11,14 @@ interface Truth {
   response: string | null;
   text: string;
   usage: { inputTokens: number; outputTokens: number; totalTokens: number };
-  invocations: { id: string; name: string; subagent: string | null; args: Record<string, unknown>; status: string; result: string | null }[];
+  invocations: {
+    id: string;
+    name: string;
+    subagent: string | null;
+    args: Record<string, unknown>;
+    status: string;
+    result: string | null;
+  }[];
   delegations: { taskId: string; name: string; description: string; events: number }[];
   errors: string[];
   interrupts: string[];
@@ -44,25 +51,40 @@ describe.each(transcripts)('operators on %s', (name) => {
     expect(summary.errors).toEqual(truth.errors);
     expect(summary.interrupts.map((i) => i.interrupt_id)).toEqual(truth.interrupts);
     expect(summary.questions.map((q) => q.interrupt_id)).toEqual(truth.questions);
-    expect(summary.invocations.map((i) => ({ id: i.id, name: i.name, subagent: i.subagent ?? null, args: i.args, status: i.status }))).toEqual(
-      truth.invocations.map(({ id, name, subagent, args, status }) => ({ id, name, subagent, args, status })),
+    expect(
+      summary.invocations.map((i) => ({
+        id: i.id,
+        name: i.name,
+        subagent: i.subagent ?? null,
+        args: i.args,
+        status: i.status,
+      })),
+    ).toEqual(truth.invocations.map(({ id, name, subagent, args, status }) => ({ id, name, subagent, args, status })));
+    expect(summary.invocations.map((i) => i.error ?? null)).toEqual(
+      truth.invocations.map((i) => (i.status === 'failed' ? i.result : null)),
     );
-    expect(summary.invocations.map((i) => i.error ?? null)).toEqual(truth.invocations.map((i) => (i.status === 'failed' ? i.result : null)));
-    expect(summary.delegations.map((d) => ({ taskId: d.taskCallId, name: d.name, description: d.description }))).toEqual(
-      truth.delegations.map(({ taskId, name, description }) => ({ taskId, name, description })),
-    );
+    expect(
+      summary.delegations.map((d) => ({ taskId: d.taskCallId, name: d.name, description: d.description })),
+    ).toEqual(truth.delegations.map(({ taskId, name, description }) => ({ taskId, name, description })));
   });
 
   it('groupSubagents() routes every sub-agent event to exactly one delegation', async () => {
     const runs = await lastValueFrom(
       events$.pipe(
         groupSubagents(),
-        mergeMap((run) => run.events$.pipe(toArray(), map((received) => ({ key: run.key, name: run.name, received })))),
+        mergeMap((run) =>
+          run.events$.pipe(
+            toArray(),
+            map((received) => ({ key: run.key, name: run.name, received })),
+          ),
+        ),
         toArray(),
       ),
     );
     const all = await collect(events$);
-    const subagentEvents = all.filter((e) => e.type === 'subagent_tool_call' || e.type === 'subagent_tool_result' || e.type === 'subagent_text');
+    const subagentEvents = all.filter(
+      (e) => e.type === 'subagent_tool_call' || e.type === 'subagent_tool_result' || e.type === 'subagent_text',
+    );
     const routed = runs.flatMap((r) => r.received);
     expect(routed).toHaveLength(subagentEvents.length);
     expect(new Set(routed).size).toBe(subagentEvents.length);
@@ -77,7 +99,9 @@ describe.each(transcripts)('operators on %s', (name) => {
       if (expected.length === 1) expect(got[0]!.received).toHaveLength(expected[0]!.events);
       // Text goes by instance_id: each delegation hears a single instance.
       for (const r of got) {
-        const instances = new Set(r.received.flatMap((e) => (e.type === 'subagent_text' && e.instance_id !== undefined ? [e.instance_id] : [])));
+        const instances = new Set(
+          r.received.flatMap((e) => (e.type === 'subagent_text' && e.instance_id !== undefined ? [e.instance_id] : [])),
+        );
         expect(instances.size).toBeLessThanOrEqual(1);
       }
     }
@@ -87,12 +111,15 @@ describe.each(transcripts)('operators on %s', (name) => {
     const last = await lastValueFrom(
       events$.pipe(
         pairToolCalls(),
-        reduce((byKey, inv) => byKey.set(inv.key, inv), new Map<string, { status: string; args: unknown; name: string; result?: string }>()),
+        reduce(
+          (byKey, inv) => byKey.set(inv.key, inv),
+          new Map<string, { status: string; args: unknown; name: string; result?: string }>(),
+        ),
       ),
     );
-    expect([...last.values()].map(({ name, status, args, result }) => ({ name, status, args, result: result ?? null }))).toEqual(
-      truth.invocations.map(({ name, status, args, result }) => ({ name, status, args, result })),
-    );
+    expect(
+      [...last.values()].map(({ name, status, args, result }) => ({ name, status, args, result: result ?? null })),
+    ).toEqual(truth.invocations.map(({ name, status, args, result }) => ({ name, status, args, result })));
   });
 
   it('accumulateText() and sumUsage() end at the authoritative text and the totals', async () => {

@@ -5,7 +5,9 @@ import type { DecodeIssue } from '../../src/index.js';
 
 /** Absolute path of a file in `test/fixtures`, or of `examples/…` when the name says so. */
 export function fixturePath(name: string): string {
-  return fileURLToPath(new URL(name.startsWith('examples/') ? `../../${name}` : `../fixtures/${name}`, import.meta.url));
+  return fileURLToPath(
+    new URL(name.startsWith('examples/') ? `../../${name}` : `../fixtures/${name}`, import.meta.url),
+  );
 }
 
 /** The bytes of a fixture transcript. */

@@ -15,7 +15,10 @@ describe('viewActions', () => {
   it('subscribes to the run once, however many operators it combines', () => {
     marbles().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold<EvoEvent>('-a-b-|', { a: ev.text('hi'), b: ev.usage(1, 2) });
-      const kinds = source.pipe(viewActions(), scan((acc, a) => [...acc, a.kind], [] as string[]));
+      const kinds = source.pipe(
+        viewActions(),
+        scan((acc, a) => [...acc, a.kind], [] as string[]),
+      );
       expectObservable(kinds).toBe('-a-b-(c|)', { a: ['text'], b: ['text', 'usage'], c: ['text', 'usage', 'summary'] });
       expectSubscriptions(source.subscriptions).toBe('^----!');
     });
@@ -34,7 +37,9 @@ describe('viewActions', () => {
 
 describe('renderFrame', () => {
   it('fits the terminal at every step of a run, and shows tools, sub-agents, text and tokens', async () => {
-    const states = await lastValueFrom(fromJsonl(fixtureBytes(demo)).pipe(viewActions(), scan(reduceView, initialView), toArray()));
+    const states = await lastValueFrom(
+      fromJsonl(fixtureBytes(demo)).pipe(viewActions(), scan(reduceView, initialView), toArray()),
+    );
     const size = { columns: 80, rows: 24 };
     for (const state of states) {
       const lines = renderFrame(state, plain, '⠋', size).split('\n');
