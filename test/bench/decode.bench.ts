@@ -29,7 +29,7 @@ import { runInNewContext } from 'node:vm';
 import { tap, type Observable } from 'rxjs';
 import { fromJsonl, type DecodeIssue } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
-import { generateTranscript } from './generateTranscript.js';
+import { largeTranscript } from '../fixtures/producer.js';
 
 const MiB = 1 << 20;
 const MB = 1_000_000;
@@ -185,7 +185,7 @@ async function main(): Promise<void> {
   console.log(`runtime: node ${process.version} (V8 ${process.versions.v8}), ${process.platform}/${process.arch}`);
 
   const started = performance.now();
-  const transcript = generateTranscript({ mb });
+  const transcript = largeTranscript({ mb });
   const size = transcript.bytes;
   console.log(
     `transcript: ${transcript.path} — ${(size / MB).toFixed(1)} MB, ${transcript.events} events` +

@@ -20,7 +20,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DATA_DIR, generateTranscript } from './generateTranscript.js';
+import { DATA_DIR, largeTranscript } from '../fixtures/producer.js';
 
 const MiB = 1 << 20;
 const { values: flags } = parseArgs({
@@ -66,7 +66,7 @@ function program(variant: string, file: string): string {
 {
   const mb = Number(flags.mb ?? (flags.smoke ? 5 : 400));
   const lineMb = Number(flags['line-mb'] ?? (flags.smoke ? 5 : 50));
-  const transcript = generateTranscript({ mb });
+  const transcript = largeTranscript({ mb });
   const bigLine = join(DATA_DIR, `one-line-${lineMb}mb.jsonl`);
   if (!existsSync(bigLine)) {
     const content = 'r'.repeat(lineMb * 1_000_000);
