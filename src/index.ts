@@ -1,12 +1,18 @@
 // The `evosci-rx/events` entry: codecs, decoding, encoding and the error family. No Node built-ins: safe in a browser.
 export {
+  ActionRequest,
   AskUserEvent,
+  AskUserQuestion,
   DoneEvent,
   ErrorEvent,
   eventCodecs,
   EvoEvent,
   InterruptEvent,
   isKnownEvent,
+  PanelDispatchCompleteEvent,
+  PanelDispatchErrorEvent,
+  PanelDispatchStartEvent,
+  ReviewConfig,
   SubagentEndEvent,
   SubagentStartEvent,
   SubagentTextEvent,

@@ -3,7 +3,7 @@
 // stdout, stderr output, pauses, crashes, signals. Its script is the JSON in
 // the EVOSCI_FAKE environment variable; `fakeEvoSci()` writes it.
 import { spawn } from 'node:child_process';
-import { closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const script = JSON.parse(process.env.EVOSCI_FAKE ?? '{"steps": []}');
@@ -46,12 +46,17 @@ function stdinState() {
 }
 
 const steps = {
-  async record({ record }) {
+  async record({ record, append }) {
     const stdin = await stdinState();
-    writeFileSync(
-      record,
-      JSON.stringify({ pid: process.pid, argv: process.argv.slice(2), cwd: process.cwd(), stdin, env: process.env }),
-    );
+    const seen = JSON.stringify({
+      pid: process.pid,
+      argv: process.argv.slice(2),
+      cwd: process.cwd(),
+      stdin,
+      env: process.env,
+    });
+    if (append) appendFileSync(record, `${seen}\n`);
+    else writeFileSync(record, seen);
   },
   async transcript(step) {
     const lines = transcriptLines(step);
@@ -102,6 +107,17 @@ const steps = {
   async ignoreSigterm() {
     process.on('SIGTERM', () => {});
   },
+  async ignoreSigint() {
+    process.on('SIGINT', () => {});
+  },
+  // As EvoSci does: on Ctrl-C it cleans up, prints its resume hint and exits 130.
+  async handleSigint({ handleSigint: { resumeHint, delayMs = 0 } }) {
+    process.on('SIGINT', async () => {
+      if (delayMs) await sleep(delayMs);
+      if (resumeHint) await steps.resumeHint({ resumeHint });
+      process.exit(130);
+    });
+  },
   async grandchild({ grandchild, ignoreSigterm, inheritOutput, ownSession }) {
     const code = `${ignoreSigterm ? "process.on('SIGTERM', () => {});" : ''} setInterval(() => {}, 1000);`;
     // Unref'd, as a tool started in the background: the CLI may exit before it.
@@ -124,7 +140,18 @@ const steps = {
   },
 };
 
-for (const step of script.steps ?? []) {
+/** A run with `--resume` plays the steps of the first `onResume` step instead of the rest of the script. */
+const resumed = process.argv.some((arg) => arg === '--resume' || arg.startsWith('--resume='));
+let plan = script.steps ?? [];
+for (let i = 0; i < plan.length; i++) {
+  const step = plan[i];
+  if ('onResume' in step) {
+    if (resumed) {
+      plan = step.onResume;
+      i = -1;
+    }
+    continue;
+  }
   if ('exit' in step) {
     process.exitCode = step.exit;
     break;

@@ -4,7 +4,7 @@ import pc from 'picocolors';
 import type { Observable } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import type { RunSummary } from '../operators/summarize.js';
-import { initialView, reduceView, viewActions, type ViewState } from './model.js';
+import { viewActions, ViewModel } from './model.js';
 import { describeAction, formatting, renderFrame } from './render.js';
 
 /** Options of `liveView`. */
@@ -38,7 +38,7 @@ export function liveView(
   const write = (line: string) => output.write(`${line}\n`);
   const { frames, interval } = spinners.dots;
   const log = interactive ? createLogUpdate(output, { showCursor: false }) : undefined;
-  let state: ViewState = initialView;
+  const state = new ViewModel();
   let tick = 0;
   const draw = () =>
     log?.(
@@ -57,13 +57,16 @@ export function liveView(
     }
     const response = state.summary?.response ?? state.text;
     if (response) write(`\n${c.bold('Response')}\n${response}\n`);
+    if (state.summary?.outcome === 'needs-input') {
+      write(`${c.bold(c.yellow('Needs input'))}\n${formatting.pending(state.summary, c).join('\n')}\n`);
+    }
     if (state.summary) write(c.dim(formatting.summaryLine(state.summary)));
   };
 
   return new Promise((resolve, reject) => {
     events$.pipe(viewActions()).subscribe({
       next: (action) => {
-        state = reduceView(state, action);
+        state.apply(action);
         if (!log) {
           const line = describeAction(action, c, output.columns ?? 100);
           if (line !== undefined) write(line);

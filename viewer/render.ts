@@ -1,7 +1,7 @@
 import type { Colors } from 'picocolors/types.js';
 import type { RunSummary } from '../operators/summarize.js';
 import type { ToolInvocation } from '../operators/pairToolCalls.js';
-import type { ViewAction, ViewState } from './model.js';
+import type { ViewAction, ViewModel, ViewPanel } from './model.js';
 
 // How the live view looks: the frame redrawn in place on a terminal, and the
 // lines printed one by one elsewhere.
@@ -44,11 +44,34 @@ export const formatting = {
         return c.red('✗');
       case 'unfinished':
         return c.yellow('…');
+      case 'awaiting-input':
+        return c.yellow('?');
     }
   },
 
   tokens(n: number): string {
     return number.format(n);
+  },
+
+  /** What a run that stopped to ask is waiting for: each question with its choices, each approval with its call. */
+  pending(summary: RunSummary, c: Colors): string[] {
+    const lines: string[] = [];
+    for (const ask of summary.pendingQuestions) {
+      for (const q of ask.questions) {
+        lines.push(`${c.yellow('?')} ${q.question}${q.required === false ? c.dim(' (optional)') : ''}`);
+        for (const choice of q.choices ?? []) lines.push(`    · ${choice.value}`);
+      }
+    }
+    for (const approval of summary.pendingApprovals) {
+      for (const request of approval.action_requests) {
+        const config = approval.review_configs.find((r) => r.action_name === request.name);
+        const decisions = config?.allowed_decisions?.join(' / ');
+        lines.push(`${c.yellow('!')} approve ${c.bold(request.name)} ${c.dim(JSON.stringify(request.args ?? {}))}`);
+        if (request.description) lines.push(`    ${request.description}`);
+        if (decisions) lines.push(c.dim(`    ${decisions}`));
+      }
+    }
+    return lines;
   },
 
   /** `9 tool calls (1 failed) · 3 sub-agents · 23,456 tokens (… in · … out) · 164 events` */
@@ -84,28 +107,38 @@ function tail(lines: string[], max: number, c: Colors, indent = '  '): string[] 
   return [c.dim(`${indent}… ${lines.length - kept.length} earlier`), ...kept];
 }
 
+/** The last `max` lines of a list of `total` of which only the last `shown` were drawn. */
+function lastOf(lines: string[], total: number, max: number, c: Colors, indent = '  '): string[] {
+  const hidden = total - lines.length;
+  if (hidden <= 0) return tail(lines, max, c, indent);
+  const kept = lines.slice(lines.length - Math.max(1, max - 1));
+  return [c.dim(`${indent}… ${total - kept.length} earlier`), ...kept];
+}
+
+function panelLine(panel: ViewPanel, c: Colors, spinner: string, width: number): string {
+  const icon = panel.status === 'running' ? c.cyan(spinner) : panel.status === 'completed' ? c.green('✓') : c.red('✗');
+  const time = panel.durationMs === undefined ? '' : `${(panel.durationMs / 1000).toFixed(1)}s`;
+  const detail = panel.error ?? panel.subagentType;
+  return `  ${icon} ${c.bold(f.fit(panel.label || panel.id, 40))} ${c.dim(f.fit(detail, Math.max(0, width - 50)))} ${c.dim(time)}`.trimEnd();
+}
+
 /**
  * One frame of the live view: tools with their state, the sub-agent tree with
  * its own tools, the assistant's latest text and the token counter, cut to
  * fit the terminal so in-place updates never scroll.
  */
-export function renderFrame(state: ViewState, c: Colors, spinner: string, size: FrameSize): string {
+export function renderFrame(state: ViewModel, c: Colors, spinner: string, size: FrameSize): string {
   const width = Math.max(40, size.columns);
   const budget = Math.max(8, size.rows - 2);
-  const tools = [...state.tools.values()].map((t) => toolLine(t, c, spinner, width, '  '));
-  const tree = state.delegations.flatMap((d) => {
+  const toolRoom = Math.max(3, Math.floor(budget * 0.3));
+  const tools = state.tools.last(toolRoom).map((t) => toolLine(t, c, spinner, width, '  '));
+  const tree = state.delegations.slice(-toolRoom).flatMap((d) => {
     const icon = d.events === undefined ? c.cyan(spinner) : c.green('✓');
     const head = `  ${icon} ${c.magenta(c.bold(d.run.name))} ${c.dim(f.fit(d.run.description, width - d.run.name.length - 8))}`;
-    return [
-      head,
-      ...tail(
-        [...d.tools.values()].map((t) => toolLine(t, c, spinner, width, '      ')),
-        3,
-        c,
-        '      ',
-      ),
-    ];
+    const own = d.tools.last(3).map((t) => toolLine(t, c, spinner, width, '      '));
+    return [head, ...lastOf(own, d.tools.size, 3, c, '      ')];
   });
+  const panels = [...state.panels.values()].slice(-toolRoom).map((p) => panelLine(p, c, spinner, width));
   const text = (state.text || state.thinking).split('\n').filter((l) => l.trim() !== '');
   const { inputTokens, outputTokens, totalTokens } = state.usage;
   const footer = c.dim(
@@ -115,8 +148,12 @@ export function renderFrame(state: ViewState, c: Colors, spinner: string, size: 
   const section = (title: string, body: string[], max: number) => {
     if (body.length) lines.push(c.bold(title), ...tail(body, max, c));
   };
-  section('Tools', tools, Math.max(3, Math.floor(budget * 0.3)));
-  section('Sub-agents', tree, Math.max(3, Math.floor(budget * 0.3)));
+  const listed = (title: string, body: string[], total: number, max: number) => {
+    if (body.length) lines.push(c.bold(title), ...lastOf(body, total, max, c));
+  };
+  listed('Tools', tools, state.tools.size, toolRoom);
+  section('Sub-agents', tree, toolRoom);
+  listed('Panel', panels, state.panels.size, Math.max(2, Math.floor(budget * 0.15)));
   const textLines = text.map((l) => `  ${f.fit(l, width - 2)}`);
   section(
     state.text ? 'Assistant' : 'Thinking',
@@ -145,6 +182,14 @@ export function describeAction(action: ViewAction, c: Colors, width = 100): stri
     }
     case 'error':
       return c.red(`error: ${action.event.message}`);
+    case 'panel': {
+      const { event } = action;
+      if (event.type === 'panel_dispatch_start') return undefined;
+      const time = `${(event.duration_ms / 1000).toFixed(1)}s`;
+      return event.type === 'panel_dispatch_complete'
+        ? `${c.green('✓')} panel ${event.id} ${c.dim(time)}`
+        : `${c.red('✗')} panel ${event.id} ${event.error} ${c.dim(time)}`;
+    }
     default:
       return undefined;
   }

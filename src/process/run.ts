@@ -1,4 +1,4 @@
-import { Observable, type Subscriber } from 'rxjs';
+import { config, Observable, type Subscriber } from 'rxjs';
 import { checkDecodeOptions, deliver, JsonlDecoder, type Decoded, type DecodeOptions } from '../decode/JsonlDecoder.js';
 import type { DecodeIssue } from '../decode/decodeLine.js';
 import {
@@ -12,6 +12,7 @@ import {
 } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
 import { CliProcess, type CliResult } from './CliProcess.js';
+import { after, type Timer } from './timers.js';
 import { StderrLog } from './StderrLog.js';
 
 /** Options of `run()`. Only `prompt` is required. */
@@ -36,8 +37,14 @@ export interface RunOptions extends DecodeOptions {
   readonly timeoutMs?: number;
   /** Aborting stops the run; it errors with `CancelledError`. */
   readonly signal?: AbortSignal;
-  /** Milliseconds between the signals that stop the process. Default 3000. */
+  /** Milliseconds between the signals that stop the process (SIGINT, SIGTERM, SIGKILL). Default 3000. */
   readonly killGraceMs?: number;
+  /**
+   * Milliseconds the process may go on after `done` (EvoSci saves its memory
+   * for up to ~120 s, then prints the resume hint and exits) before it is
+   * stopped as on unsubscribe. Default 150000. `onExit` reports its exit.
+   */
+  readonly lingerMs?: number;
   /** Each stderr line, control characters removed. */
   readonly onStderr?: (line: string) => void;
   /** Called once the process has started, with its id (also the id of its process group on POSIX). */
@@ -67,17 +74,26 @@ export interface ExitInfo {
 /** Every default of `run()`, in one place. */
 const DEFAULTS = {
   killGraceMs: 3000,
+  lingerMs: 150_000,
   stderrTailBytes: 64 * 1024,
   autoMode: true,
 } as const;
 
-/** The signals that stop a run's process, in turn, `killGraceMs` apart. */
-const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGKILL'];
+/**
+ * The signals that stop a run's process, in turn, `killGraceMs` apart.
+ * SIGINT first: EvoSci then cleans up (its helper server runs in a session of
+ * its own, out of reach of a group kill), prints its resume hint and exits 130.
+ */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGKILL'];
+
+/** Linux's limit on one argument (`MAX_ARG_STRLEN`), its terminating NUL included. */
+const MAX_ARG_BYTES = 131_072;
 
 interface ResolvedOptions {
   readonly command: string;
   readonly argv: readonly string[];
   readonly killGraceMs: number;
+  readonly lingerMs: number;
   readonly stderrTailBytes: number;
   readonly timeoutMs: number | undefined;
 }
@@ -101,6 +117,7 @@ function resolveOptions(options: RunOptions): ResolvedOptions {
   }
   checkDuration('timeoutMs', options.timeoutMs);
   checkDuration('killGraceMs', options.killGraceMs);
+  checkDuration('lingerMs', options.lingerMs);
   const stderrTailBytes = options.stderrTailBytes ?? DEFAULTS.stderrTailBytes;
   if (!(stderrTailBytes >= 1)) throw new TypeError(`run: stderrTailBytes must be ≥ 1, got ${String(stderrTailBytes)}`);
   checkDecodeOptions(options);
@@ -108,6 +125,7 @@ function resolveOptions(options: RunOptions): ResolvedOptions {
     command: options.command ?? process.env['EVOSCI_BIN'] ?? 'EvoSci',
     argv: cliArgs(options),
     killGraceMs: options.killGraceMs ?? DEFAULTS.killGraceMs,
+    lingerMs: options.lingerMs ?? DEFAULTS.lingerMs,
     stderrTailBytes,
     timeoutMs: options.timeoutMs,
   };
@@ -117,6 +135,22 @@ function resolveOptions(options: RunOptions): ResolvedOptions {
  * The CLI arguments of a run. Values are attached with `=` so that a prompt
  * or path starting with `-` cannot be read as an option by the CLI's parser.
  */
+/** The first argument too long for one argv element, as a sentence; `undefined` when all fit. */
+function argvProblem(argv: readonly string[]): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  for (const arg of argv) {
+    const bytes = Buffer.byteLength(arg) + 1;
+    if (bytes <= MAX_ARG_BYTES) continue;
+    const prompt = arg.startsWith('--prompt=');
+    const name = prompt ? 'the prompt' : `the argument ${JSON.stringify(arg.slice(0, 40))}…`;
+    return (
+      `${name} is ${prompt ? Buffer.byteLength(arg) - '--prompt='.length : bytes - 1} bytes of UTF-8, and one argument may hold at most ${MAX_ARG_BYTES - 1} on Linux: ` +
+      'shorten it, or write the long text to a file in the workdir and ask the agent to read it'
+    );
+  }
+  return undefined;
+}
+
 function cliArgs(options: RunOptions): string[] {
   const args = [`--prompt=${options.prompt}`, '--output-format=stream-json'];
   if (options.workdir !== undefined) args.push(`--workdir=${options.workdir}`);
@@ -131,15 +165,19 @@ function cliArgs(options: RunOptions): string[] {
  *
  * Each subscription starts one process (`command --prompt=… --output-format=stream-json …`,
  * no shell) and emits each event as soon as its line is written. It completes
- * after a `done` event and exit status 0; otherwise it errors, after every
- * whole event, with `SpawnError`, `ExitError`, `TruncatedStreamError`,
- * `TimeoutError`, `CancelledError` or (with `strict`) `DecodeError`. Options
- * are checked when `run` is called: a mistake throws a `TypeError`.
+ * as soon as `done` is read, a run that stopped to ask (`needs-input`) too; the
+ * process may then finish its clean-up for up to `lingerMs`, and `onExit`
+ * reports how it exited. Without `done` it errors, after every whole event,
+ * with `SpawnError`, `ExitError`, `TruncatedStreamError`, `TimeoutError`,
+ * `CancelledError` or (with `strict`) `DecodeError`. Options are checked
+ * when `run` is called: a mistake throws a `TypeError`.
  *
- * Unsubscribing, `timeoutMs` and `signal` stop the process and every process
- * it started (its process group): SIGTERM, then SIGKILL after `killGraceMs`.
- * Processes left in the group when the CLI exits are killed, and so are all
- * runs' groups if Node itself exits.
+ * Unsubscribing before `done`, `timeoutMs` and `signal` stop the process and
+ * every process it started (its process group): SIGINT, so that EvoSci cleans
+ * up and prints its resume hint, then SIGTERM and SIGKILL, `killGraceMs`
+ * apart. The error arrives once the process has exited, with the thread id it
+ * printed. Processes left in the group when the CLI exits are killed, and so
+ * are all runs' groups if Node itself exits.
  *
  * ```ts
  * run({ prompt: 'Summarize attention into notes.md', workdir: '/tmp/task' })
@@ -158,11 +196,16 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
 function subscribeRun(
   subscriber: Subscriber<EvoEvent | UnknownEvent>,
   options: RunOptions,
-  { command, argv, killGraceMs, stderrTailBytes, timeoutMs }: ResolvedOptions,
+  { command, argv, killGraceMs, lingerMs, stderrTailBytes, timeoutMs }: ResolvedOptions,
 ): (() => void) | undefined {
   const abortSignal = options.signal;
   if (abortSignal?.aborted) {
     subscriber.error(new CancelledError('run aborted before it started', { cause: abortSignal.reason }));
+    return undefined;
+  }
+  const tooLong = argvProblem(argv);
+  if (tooLong !== undefined) {
+    subscriber.error(new SpawnError(`could not start ${JSON.stringify(command)}: ${tooLong}`));
     return undefined;
   }
   const decoder = new JsonlDecoder(options);
@@ -174,38 +217,61 @@ function subscribeRun(
   });
   let sawDone = false;
   let lastError: string | undefined;
-  /** Why this side ended the run (an `EvoSciError`, or what an app callback threw); reported once the process is gone. */
-  let failure: (() => unknown) | undefined;
-  let timeoutTimer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * Why this side ended the run (an `EvoSciError`, or what an app callback
+   * threw); built once the process is gone, to say how it went and carry the
+   * thread id it printed while stopping.
+   */
+  let failure: ((ending: CliResult) => unknown) | undefined;
+  let timeoutTimer: Timer | undefined;
+  let lingerTimer: Timer | undefined;
 
-  const fail = (reason: () => unknown) => {
+  const fail = (reason: (ending: CliResult) => unknown) => {
+    if (sawDone) return;
     failure ??= reason;
     cli?.stop();
   };
+  /** `… (stopped with SIGINT; exited with code 130)`: which signals it took, and how it ended. */
+  const stopped = ({ exitCode, signal }: CliResult): string => {
+    const sent = cli?.signalsSent ?? [];
+    const ended = signal !== undefined ? `killed by ${signal}` : `exited with code ${exitCode}`;
+    return sent.length === 0 ? ended : `stopped with ${sent.join(', then ')}; ${ended}`;
+  };
+  const ending = (result: CliResult): EvoSciErrorDetails =>
+    details({ exitCode: result.exitCode, signal: result.signal });
   const sink = {
     get closed() {
       return subscriber.closed;
     },
     next(event: EvoEvent | UnknownEvent) {
-      if (event.type === 'done') sawDone = true;
-      else if (event.type === 'error') lastError = String(event['message']);
+      if (event.type === 'error') lastError = String(event['message']);
       subscriber.next(event);
+      if (event.type !== 'done' || sawDone) return;
+      sawDone = true;
+      // The run is over; the process may still save its memory: it has until lingerMs.
+      lingerTimer = after(lingerMs, () => cli?.stop());
+      timeoutTimer?.clear();
+      subscriber.complete();
     },
   };
   const emit = (decoded: readonly Decoded[]): DecodeIssue | undefined => deliver(decoded, sink, options);
   // An app callback (onDiagnostic, onStderr) that throws ends the run with its error, not the app.
   const guarded = (read: (chunk: Uint8Array) => void) => (chunk: Uint8Array) => {
-    if (failure) return;
     try {
       read(chunk);
     } catch (err) {
       fail(() => err);
     }
   };
-  const onAbort = () => fail(() => new CancelledError('run aborted', details({ cause: abortSignal?.reason })));
+  const onAbort = () =>
+    fail(
+      (result) =>
+        new CancelledError(`run aborted (${stopped(result)})`, { ...ending(result), cause: abortSignal?.reason }),
+    );
 
   const settled = (result: CliResult) => {
-    clearTimeout(timeoutTimer);
+    timeoutTimer?.clear();
+    lingerTimer?.clear();
     abortSignal?.removeEventListener('abort', onAbort);
     // Flushing calls the app's callbacks; one that throws must not keep onExit from being called.
     let cutLine: DecodeIssue | undefined;
@@ -227,14 +293,20 @@ function subscribeRun(
       });
       if (!subscriber.closed) end(result, cutLine);
     } catch (err) {
-      // onExit threw: the run ends with it.
-      subscriber.error(err);
+      // onExit threw: the run ends with it, or, if it already completed at `done`, the error is reported as RxJS reports errors it cannot deliver.
+      if (!subscriber.closed) subscriber.error(err);
+      else if (config.onUnhandledError) config.onUnhandledError(err);
+      else
+        setTimeout(() => {
+          throw err;
+        });
     }
   };
 
   /** The Observable's last word, from how the process ended. */
-  const end = ({ exitCode, signal, spawnFailure }: CliResult, cutLine: DecodeIssue | undefined) => {
-    if (failure) return subscriber.error(failure());
+  const end = (result: CliResult, cutLine: DecodeIssue | undefined) => {
+    const { exitCode, signal, spawnFailure } = result;
+    if (failure) return subscriber.error(failure(result));
     if (spawnFailure !== undefined) {
       const cause = spawnFailure as { message?: string; shortMessage?: string };
       const where = options.cwd ? ` in ${options.cwd}` : '';
@@ -271,9 +343,10 @@ function subscribeRun(
       stopSignals: STOP_SIGNALS,
       graceMs: killGraceMs,
       onStdout: guarded((chunk) => {
-        if (subscriber.closed) return;
+        // Once the run is ending, its output is no longer read; its stderr still is, for the resume hint.
+        if (subscriber.closed || failure) return;
         const fatal = emit(decoder.write(chunk));
-        if (fatal) fail(() => new DecodeError(fatal, details()));
+        if (fatal) fail((result) => new DecodeError(fatal, ending(result)));
       }),
       onStderr: guarded((chunk) => stderr.write(chunk)),
       onSettled: settled,
@@ -295,14 +368,14 @@ function subscribeRun(
   }
   abortSignal?.addEventListener('abort', onAbort, { once: true });
   if (timeoutMs !== undefined) {
-    timeoutTimer = setTimeout(
-      () => fail(() => new TimeoutError(`run timed out after ${timeoutMs} ms`, details())),
-      timeoutMs,
+    timeoutTimer = after(timeoutMs, () =>
+      fail((result) => new TimeoutError(`run timed out after ${timeoutMs} ms (${stopped(result)})`, ending(result))),
     );
   }
   return () => {
-    cli?.stop();
-    clearTimeout(timeoutTimer);
+    // After `done` the process is left its clean-up, bounded by lingerMs.
+    if (!sawDone) cli?.stop();
+    timeoutTimer?.clear();
     abortSignal?.removeEventListener('abort', onAbort);
   };
 }

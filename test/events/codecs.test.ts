@@ -1,7 +1,16 @@
 import { isRight, isLeft } from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import { describe, expect, it } from 'vitest';
-import { decodeLine, DecodeIssue, eventCodecs, EvoEvent, ToolCallEvent, type EvoEventType } from '../../src/index.js';
+import {
+  decodeLine,
+  DecodeIssue,
+  eventCodecs,
+  EvoEvent,
+  ToolCallEvent,
+  type AskUserEvent,
+  type EvoEventType,
+  type InterruptEvent,
+} from '../../src/index.js';
 
 /** One well-formed event of every type, as the current producer sends it. */
 const samples: { [K in EvoEventType]: Extract<EvoEvent, { type: K }> } = {
@@ -9,13 +18,20 @@ const samples: { [K in EvoEventType]: Extract<EvoEvent, { type: K }> } = {
   text: { type: 'text', content: 'Hello' },
   tool_call: { type: 'tool_call', name: 'read_file', args: { path: 'a.md' }, id: 'call_1' },
   tool_result: { type: 'tool_result', name: 'read_file', content: 'x', success: true, id: 'call_1' },
-  subagent_start: { type: 'subagent_start', name: 'research-agent', description: 'find papers' },
+  subagent_start: {
+    type: 'subagent_start',
+    name: 'research-agent',
+    description: '',
+    instance_id: 'task:a1',
+    tool_call_id: 'call_0',
+  },
   subagent_tool_call: {
     type: 'subagent_tool_call',
     subagent: 'research-agent',
     name: 'web_search',
     args: { q: 'x' },
     id: 's1',
+    instance_id: 'task:a1',
   },
   subagent_tool_result: {
     type: 'subagent_tool_result',
@@ -24,15 +40,45 @@ const samples: { [K in EvoEventType]: Extract<EvoEvent, { type: K }> } = {
     content: 'r',
     success: false,
     id: 's1',
+    instance_id: 'task:a1',
   },
   subagent_text: { type: 'subagent_text', subagent: 'research-agent', content: 'found', instance_id: 'i1' },
-  subagent_end: { type: 'subagent_end', name: 'research-agent' },
+  subagent_end: { type: 'subagent_end', name: 'research-agent', instance_id: 'task:a1' },
+  panel_dispatch_start: {
+    type: 'panel_dispatch_start',
+    eval_id: 'call_7',
+    id: 'pd_1',
+    subagent_type: 'research-agent',
+    label: 'Reviewer 1',
+    description: 'Check the proof',
+  },
+  panel_dispatch_complete: { type: 'panel_dispatch_complete', eval_id: 'call_7', id: 'pd_1', duration_ms: 1520 },
+  panel_dispatch_error: {
+    type: 'panel_dispatch_error',
+    eval_id: '',
+    id: 'pd_2',
+    duration_ms: 80,
+    error: 'model overloaded',
+  },
   tool_selection: { type: 'tool_selection', tools: ['read_file', 'web_search'] },
   summarization_start: { type: 'summarization_start' },
   summarization: { type: 'summarization', content: 'summary' },
   usage_stats: { type: 'usage_stats', input_tokens: 10, output_tokens: 2 },
-  interrupt: { type: 'interrupt', interrupt_id: 'int_1', action_requests: [{ name: 'execute' }], review_configs: [{}] },
-  ask_user: { type: 'ask_user', interrupt_id: 'int_2', questions: [{ question: 'Which?' }], tool_call_id: 'call_9' },
+  interrupt: {
+    type: 'interrupt',
+    interrupt_id: 'int_1',
+    action_requests: [{ name: 'execute', args: { command: 'rm -rf build' }, description: 'Run a shell command' }],
+    review_configs: [{ action_name: 'execute', allowed_decisions: ['approve', 'edit', 'reject'] }],
+  },
+  ask_user: {
+    type: 'ask_user',
+    interrupt_id: 'int_2',
+    questions: [
+      { question: 'Which dataset?', type: 'multiple_choice', choices: [{ value: 'MIRACL' }, { value: 'MKQA' }] },
+      { question: 'Anything else?', type: 'text', required: false },
+    ],
+    tool_call_id: 'call_9',
+  },
   error: { type: 'error', message: 'boom' },
   done: { type: 'done', content: 'bye', response: 'bye' },
 };
@@ -40,9 +86,28 @@ const samples: { [K in EvoEventType]: Extract<EvoEvent, { type: K }> } = {
 const types = Object.keys(samples) as EvoEventType[];
 
 describe('event codecs', () => {
-  it('has a codec for each of the 17 protocol types', () => {
+  it('has a codec for each of the 20 types 0.2.x sends', () => {
     expect(Object.keys(eventCodecs).sort()).toEqual([...types].sort());
-    expect(types).toHaveLength(17);
+    expect(types).toHaveLength(20);
+  });
+
+  it('types the questions and approvals as sent, so a client can show them', () => {
+    const ask = decodeLine(JSON.stringify(samples.ask_user), 1) as AskUserEvent;
+    const choices: string[] = ask.questions.flatMap((q) => (q.choices ?? []).map((c) => c.value));
+    expect(choices).toEqual(['MIRACL', 'MKQA']);
+    const approval = decodeLine(JSON.stringify(samples.interrupt), 1) as InterruptEvent;
+    const [request] = approval.action_requests;
+    expect([request?.name, request?.args?.['command'], approval.review_configs[0]?.allowed_decisions]).toEqual([
+      'execute',
+      'rm -rf build',
+      ['approve', 'edit', 'reject'],
+    ]);
+    const broken = decodeLine(
+      '{"type": "ask_user", "interrupt_id": "i", "questions": [{"q": 1}], "tool_call_id": ""}',
+      3,
+    );
+    expect(broken).toBeInstanceOf(DecodeIssue);
+    expect((broken as DecodeIssue).message).toMatch(/at "questions.0.question": expected string/);
   });
 
   it.each(types)('accepts a well-formed %s through its codec and the EvoEvent union', (type) => {
@@ -68,6 +133,16 @@ describe('event codecs', () => {
     ],
     ['thinking with integer id 0', { type: 'thinking', content: 'c', id: 0 }],
     ['thinking without id', { type: 'thinking', content: 'c' }],
+    ['subagent_start without instance_id or tool_call_id', { type: 'subagent_start', name: 'a', description: 'd' }],
+    ['subagent_end without instance_id', { type: 'subagent_end', name: 'a' }],
+    [
+      'subagent_text with a numeric instance_id',
+      { type: 'subagent_text', subagent: 'a', content: 'c', instance_id: 2 },
+    ],
+    [
+      'interrupt with bare action requests',
+      { type: 'interrupt', interrupt_id: 'default', action_requests: [{ name: 'execute' }], review_configs: [{}] },
+    ],
   ])('accepts the older-producer shape: %s', (_label, event) => {
     expect(decodeLine(JSON.stringify(event), 1)).toEqual(event);
   });

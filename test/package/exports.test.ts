@@ -2,6 +2,12 @@ import { describe, expect, it } from 'vitest';
 
 // Each entry point's exported names, pinned: a new export is a decision, taken here.
 const events = [
+  'ReviewConfig',
+  'PanelDispatchStartEvent',
+  'PanelDispatchErrorEvent',
+  'PanelDispatchCompleteEvent',
+  'AskUserQuestion',
+  'ActionRequest',
   'AskUserEvent',
   'CancelledError',
   'DecodeError',
@@ -38,7 +44,7 @@ const events = [
 const operators = ['accumulateText', 'groupSubagents', 'ofType', 'pairToolCalls', 'sumUsage', 'summarize'];
 
 const surface: Record<string, readonly string[]> = {
-  'evosci-rx': [...events, ...operators, 'run'],
+  'evosci-rx': [...events, ...operators, 'converse', 'run'],
   'evosci-rx/events': events,
   'evosci-rx/operators': operators,
   'evosci-rx/testing': ['events', 'fakeEvoSci'],

@@ -33,7 +33,7 @@ import {
 } from '../../index.js';
 import { fakeEvoSci } from '../../testing/fakeEvoSci.js';
 import type { FakeStep } from '../../testing/fakeEvoSci.js';
-import { collect, fixtureBytes, fixturePath } from '../support/collect.js';
+import { collect, fixtureBytes, fixturePath, fixtureTruth } from '../support/collect.js';
 import { eventually, gone, isAlive, readWhenWritten, runHandles, scratch } from '../support/processes.js';
 
 const research = fixturePath('research-run.jsonl');
@@ -46,16 +46,34 @@ function fake(steps: FakeStep[], options: Partial<RunOptions> = {}): RunOptions 
   return { prompt: 'test', command, ...options, env: { ...env, ...options.env } };
 }
 
-/** Runs to the end; resolves with the events and the error, if any. */
-async function outcome(options: RunOptions): Promise<{ events: EvoEvent[]; error: unknown }> {
+/** Runs to the end of the Observable and of the process; resolves with the events, the error if any, and the exit. */
+async function outcome(
+  options: RunOptions,
+): Promise<{ events: EvoEvent[]; error: unknown; exit: ExitInfo | undefined }> {
   const events: EvoEvent[] = [];
-  const error = await run(options)
+  let exit: ExitInfo | undefined;
+  let exited: () => void = () => undefined;
+  const exitSeen = new Promise<void>((resolve) => (exited = resolve));
+  let started = false;
+  const error = await run({
+    ...options,
+    onSpawn: (pid) => {
+      started = true;
+      options.onSpawn?.(pid);
+    },
+    onExit: (info) => {
+      exit = info;
+      exited();
+      options.onExit?.(info);
+    },
+  })
     .forEach((e) => events.push(e))
     .then(
       () => undefined,
       (err: unknown) => err,
     );
-  return { events, error };
+  if (started) await exitSeen;
+  return { events, error, exit };
 }
 
 describe('run', () => {
@@ -247,12 +265,12 @@ describe('run', () => {
     expect(error).toMatchObject({ name: 'ExitError', signal: 'SIGTERM' });
   });
 
-  it('kills a child that ignores SIGTERM with SIGKILL after killGraceMs when unsubscribed', async () => {
+  it('kills a child that ignores SIGINT and SIGTERM with SIGKILL, killGraceMs apart, when unsubscribed', async () => {
     const record = file('pid.json');
     const exits: ExitInfo[] = [];
     const first = await firstValueFrom(
       run(
-        fake([{ ignoreSigterm: true }, { record }, { lines: [text('a')] }, { hang: true }], {
+        fake([{ ignoreSigint: true }, { ignoreSigterm: true }, { record }, { lines: [text('a')] }, { hang: true }], {
           killGraceMs: 1000,
           onExit: (i) => exits.push(i),
         }),
@@ -260,8 +278,8 @@ describe('run', () => {
     );
     expect(first.type).toBe('text');
     const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
-    // SIGTERM was sent and ignored: still alive inside the grace period, gone after it.
-    await new Promise((r) => setTimeout(r, 100));
+    // SIGINT, then SIGTERM, were sent and ignored: still alive inside the grace periods, gone after them.
+    await new Promise((r) => setTimeout(r, 1100));
     expect(isAlive(pid)).toBe(true);
     expect(await gone(pid, 5000)).toBe(true);
     for (let i = 0; i < 100 && exits.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
@@ -345,7 +363,7 @@ describe('run', () => {
   it('errors with what an app callback threw, instead of hanging', async () => {
     const thrown = new Error('onExit failed');
     const { error } = await outcome(
-      fake([{ lines: [done] }], {
+      fake([{ lines: [text('a')] }, { exit: 1 }], {
         onExit: () => {
           throw thrown;
         },
@@ -430,7 +448,7 @@ describe('run', () => {
       }),
     );
     expect(error).toBeUndefined();
-    expect(events).toHaveLength(232);
+    expect(events).toHaveLength(fixtureTruth<{ events: number }>('research-run.jsonl').events);
     // 100-byte filler lines; the unfinished last one runs into 'last words'.
     expect(count).toBe(Math.floor((10 * 1024 * 1024) / 100) + 1);
     expect(last).toMatch(/^E+last words$/);

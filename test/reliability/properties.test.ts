@@ -22,7 +22,9 @@ const event: fc.Arbitrary<EvoEvent> = fc.oneof(
     .map(([name, content, success, id]) => ev.toolResult(name, content, { success, id })),
   fc.tuple(tricky, tricky, fc.option(tricky, { nil: undefined })).map(([a, c, i]) => ev.subagentText(a, c, i)),
   fc.tuple(fc.nat(), fc.nat()).map(([i, o]) => ev.usage(i, o)),
-  fc.tuple(tricky, fc.array(fc.jsonValue())).map(([id, q]) => ev.askUser(id, q)),
+  fc
+    .tuple(tricky, fc.array(fc.record({ question: tricky, type: fc.constantFrom('text', 'multiple_choice') })))
+    .map(([id, q]) => ev.askUser(id, q)),
   tricky.map((s) => ev.done(s)),
 );
 
