@@ -1,12 +1,16 @@
 import { isLeft } from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import { eventCodecs, type EvoEvent, type EvoEventType, type UnknownEvent } from '../events.js';
+import { fastGuard } from './fastGuard.js';
 
 /** How much of a bad line a `DecodeIssue` keeps, so a huge bad line cannot pin memory. */
 const RAW_LIMIT = 300;
 /** How much of a wrong value an issue's message quotes. */
 const VALUE_LIMIT = 60;
 const WHITESPACE = /^\s*$/;
+
+/** Each known type's guard, built once from its codec. */
+const guards = new Map(Object.entries(eventCodecs).map(([type, codec]) => [type, fastGuard(codec as t.Mixed)]));
 
 /**
  * A line of the stream that did not decode to an event: not JSON, not an
@@ -36,9 +40,9 @@ export class DecodeIssue {
  * One line of text → the event it holds, a `DecodeIssue`, or `undefined` for
  * a line to skip (blank, or an unknown type without `keepUnknown`).
  *
- * The valid case allocates nothing beyond `JSON.parse`: the codec's `is`
- * guard runs first, and `decode` (with its Either and error paths) only for a
- * line already known to be wrong, to say why.
+ * The valid case allocates nothing beyond `JSON.parse`: a guard compiled from
+ * the codec runs first, and `decode` (with its Either and error paths) only
+ * for a line already known to be wrong, to say why.
  */
 export function decodeLine(
   text: string,
@@ -57,10 +61,10 @@ export function decodeLine(
   }
   const type = (value as { type?: unknown }).type;
   if (typeof type !== 'string') return new DecodeIssue(line, text, 'no string "type" field');
-  const codec = eventCodecs[type as EvoEventType];
-  if (codec === undefined) return keepUnknown ? (value as UnknownEvent) : undefined;
-  if (codec.is(value)) return value;
-  const result = codec.decode(value);
+  const guard = guards.get(type);
+  if (guard === undefined) return keepUnknown ? (value as UnknownEvent) : undefined;
+  if (guard(value)) return value as EvoEvent;
+  const result = eventCodecs[type as EvoEventType].decode(value);
   return new DecodeIssue(
     line,
     text,
