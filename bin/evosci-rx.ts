@@ -8,6 +8,7 @@ import { fromJsonl, toJsonl } from '../src/decode/jsonl.js';
 import type { EvoEvent } from '../src/events.js';
 import { run } from '../src/process/run.js';
 import { liveView } from '../viewer/liveView.js';
+import { showControls } from '../src/controls.js';
 
 const USAGE = `Usage:
   evosci-rx view FILE|-     show a stream-json transcript; - reads stdin:
@@ -31,7 +32,8 @@ const { values, positionals } = parseArgs({
   },
 });
 
-const onDiagnostic = (issue: DecodeIssue) => process.stderr.write(`evosci-rx: skipped ${issue.toString()}\n`);
+const onDiagnostic = (issue: DecodeIssue) =>
+  process.stderr.write(`evosci-rx: skipped ${showControls(issue.toString())}\n`);
 
 function source(): Observable<EvoEvent> | string {
   const [command, file, ...extra] = positionals;

@@ -145,6 +145,9 @@ export class ToolCallTracker {
   private readonly askedIds = new Set<string>();
   private readonly askedNames = new Set<string>();
 
+  /** Recent results whose call was not seen (yet): a call that follows fills in its arguments. */
+  private readonly orphans = new Map<string, ToolInvocation>();
+
   constructor(private readonly now: () => number) {}
 
   /** Feeds one event; returns the snapshot it produced, if any. */
@@ -186,7 +189,13 @@ export class ToolCallTracker {
     const scope = scopeOf(event);
     // An empty id cannot be matched to a re-send: each such call is its own invocation.
     const key = event.id === '' ? keyOf(MAIN, ++this.anonymous) : keyOf(scope, event.id);
-    if (this.closed.has(key)) return undefined;
+    if (this.closed.has(key)) {
+      // Its result came first: the call completes the invocation with what it was asked.
+      const orphan = this.orphans.get(key);
+      if (orphan === undefined) return undefined;
+      this.orphans.delete(key);
+      return { ...orphan, name: event.name, args: event.args, callEvent: event };
+    }
     const open = this.open.get(key);
     if (open) {
       if (sameJson(open.args, event.args)) return undefined;
@@ -197,6 +206,11 @@ export class ToolCallTracker {
     const opened = invocation(key, event.id, event.name, event.args, scope, 'running', event, this.now());
     this.open.set(key, opened);
     return opened;
+  }
+
+  private keepOrphan(key: string, orphan: ToolInvocation): void {
+    this.orphans.set(key, orphan);
+    if (this.orphans.size > REMEMBERED_ORPHANS) this.orphans.delete(this.orphans.keys().next().value!);
   }
 
   private result(event: Result): ToolInvocation | undefined {
@@ -228,13 +242,22 @@ export class ToolCallTracker {
       // A result whose call this stream never showed (it was made before a `--resume`): an invocation of its own.
       const key = id === '' ? keyOf(MAIN, ++this.anonymous) : keyOf(scope, id);
       this.closed.add(key);
-      return { ...invocation(key, id, event.name, {}, scope, status, undefined, endedAt), ...resultOf(event), endedAt };
+      const orphan = {
+        ...invocation(key, id, event.name, {}, scope, status, undefined, endedAt),
+        ...resultOf(event),
+        endedAt,
+      };
+      if (id !== '') this.keepOrphan(key, orphan);
+      return orphan;
     }
     this.open.delete(open.key);
     this.closed.add(open.key);
     return { ...open, status, ...resultOf(event), endedAt };
   }
 }
+
+/** How many orphan results are remembered, oldest forgotten first. */
+const REMEMBERED_ORPHANS = 1024;
 
 function resultOf(event: Result): Pick<ToolInvocation, 'result' | 'success' | 'resultEvent'> {
   return { result: event.content, success: event.success, resultEvent: event };

@@ -117,9 +117,22 @@ export type SummarizationStartEvent = t.TypeOf<typeof SummarizationStartEvent>;
 export const SummarizationEvent = t.type({ type: t.literal('summarization'), content: t.string }, 'SummarizationEvent');
 export type SummarizationEvent = t.TypeOf<typeof SummarizationEvent>;
 
-/** Token usage of one main-agent model call; a run sends many, to be summed. */
+/** A number of tokens: finite and not negative, or a sum of them would be meaningless. */
+const isTokenCount = (u: unknown): u is number => typeof u === 'number' && Number.isFinite(u) && u >= 0;
+export const TokenCount: t.Type<number, number, unknown> = new t.Type<number, number, unknown>(
+  'TokenCount',
+  isTokenCount,
+  (u, context) => (isTokenCount(u) ? t.success(u) : t.failure(u, context)),
+  t.identity,
+);
+
+/**
+ * Token usage of one main-agent model call; a run sends many, to be summed.
+ * A negative or non-finite count (`1e400` parses as `Infinity`) makes the line
+ * a diagnostic, not a total.
+ */
 export const UsageStatsEvent = t.type(
-  { type: t.literal('usage_stats'), input_tokens: t.number, output_tokens: t.number },
+  { type: t.literal('usage_stats'), input_tokens: TokenCount, output_tokens: TokenCount },
   'UsageStatsEvent',
 );
 export type UsageStatsEvent = t.TypeOf<typeof UsageStatsEvent>;

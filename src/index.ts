@@ -22,6 +22,7 @@ export {
   SummarizationStartEvent,
   TextEvent,
   ThinkingEvent,
+  TokenCount,
   ToolCallEvent,
   ToolResultEvent,
   ToolSelectionEvent,

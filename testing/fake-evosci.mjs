@@ -90,8 +90,8 @@ const steps = {
   async stderr({ stderr }) {
     await write(process.stderr, stderr.endsWith('\n') ? stderr : `${stderr}\n`);
   },
-  async stderrBytes({ stderrBytes }) {
-    const line = `${'E'.repeat(99)}\n`.repeat(1000);
+  async stderrBytes({ stderrBytes, blank }) {
+    const line = blank ? '\n'.repeat(100_000) : `${'E'.repeat(99)}\n`.repeat(1000);
     for (let left = stderrBytes; left > 0; left -= line.length)
       await write(process.stderr, line.slice(0, Math.min(left, line.length)));
   },

@@ -18,9 +18,9 @@ export type FakeStep =
   | { readonly stdoutBytes: readonly number[] }
   /** Write one `tool_result` line whose content is this many bytes. */
   | { readonly bigLine: number }
-  /** Write a line, or this many bytes of filler lines, to stderr. */
+  /** Write a line, or this many bytes of filler lines (of blank lines with `blank`), to stderr. */
   | { readonly stderr: string }
-  | { readonly stderrBytes: number }
+  | { readonly stderrBytes: number; readonly blank?: boolean }
   /** Write the producer's resume hint for this thread id to stderr, ANSI-coloured as Rich does. */
   | { readonly resumeHint: string }
   | { readonly sleep: number }

@@ -2,6 +2,7 @@ import { createLogUpdate } from 'log-update';
 import spinners from 'cli-spinners';
 import pc from 'picocolors';
 import type { Observable } from 'rxjs';
+import { showControls } from '../src/controls.js';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import type { RunSummary } from '../operators/summarize.js';
 import { viewActions, ViewModel } from './model.js';
@@ -56,7 +57,7 @@ export function liveView(
       log.done();
     }
     const response = state.summary?.response ?? state.text;
-    if (response) write(`\n${c.bold('Response')}\n${response}\n`);
+    if (response) write(`\n${c.bold('Response')}\n${showControls(response, true)}\n`);
     if (state.summary?.outcome === 'needs-input') {
       write(`${c.bold(c.yellow('Needs input'))}\n${formatting.pending(state.summary, c).join('\n')}\n`);
     }
@@ -74,7 +75,7 @@ export function liveView(
       },
       error: (err: unknown) => {
         finish();
-        write(c.red(`\n${err instanceof Error ? err.message : String(err)}`));
+        write(c.red(`\n${showControls(err instanceof Error ? err.message : String(err), true)}`));
         // The run's own error, passed on as it came.
         // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
         reject(err);

@@ -1,4 +1,5 @@
 import type { Colors } from 'picocolors/types.js';
+import { showControls } from '../src/controls.js';
 import type { RunSummary } from '../operators/summarize.js';
 import type { ToolInvocation } from '../operators/pairToolCalls.js';
 import type { ViewAction, ViewModel, ViewPanel } from './model.js';
@@ -17,15 +18,16 @@ const number = new Intl.NumberFormat('en-US');
 /** Helpers shared by the frame renderer and the plain line output. */
 export const formatting = {
   /** Cuts plain text to `width` characters, on one line. */
+  /** Cuts untrusted text to `width` characters on one line, every control character shown, never interpreted. */
   fit(text: string, width: number): string {
-    const line = text.replace(/\s+/g, ' ').trim();
+    const line = showControls(text.replace(/\s+/g, ' ').trim());
     return line.length > width ? `${line.slice(0, Math.max(0, width - 1))}…` : line;
   },
 
   /** The most telling argument of a call: its first string value. */
   brief(args: Readonly<Record<string, unknown>>): string {
     const first = Object.values(args).find((v): v is string => typeof v === 'string');
-    return first ?? (Object.keys(args).length ? JSON.stringify(args) : '');
+    return first ?? (Object.keys(args).length ? preview(args) : '');
   },
 
   seconds(invocation: ToolInvocation): string {
@@ -58,17 +60,19 @@ export const formatting = {
     const lines: string[] = [];
     for (const ask of summary.pendingQuestions) {
       for (const q of ask.questions) {
-        lines.push(`${c.yellow('?')} ${q.question}${q.required === false ? c.dim(' (optional)') : ''}`);
-        for (const choice of q.choices ?? []) lines.push(`    · ${choice.value}`);
+        lines.push(`${c.yellow('?')} ${f.fit(q.question, 200)}${q.required === false ? c.dim(' (optional)') : ''}`);
+        for (const choice of q.choices ?? []) lines.push(`    · ${f.fit(choice.value, 200)}`);
       }
     }
     for (const approval of summary.pendingApprovals) {
       for (const request of approval.action_requests) {
         const config = approval.review_configs.find((r) => r.action_name === request.name);
         const decisions = config?.allowed_decisions?.join(' / ');
-        lines.push(`${c.yellow('!')} approve ${c.bold(request.name)} ${c.dim(JSON.stringify(request.args ?? {}))}`);
-        if (request.description) lines.push(`    ${request.description}`);
-        if (decisions) lines.push(c.dim(`    ${decisions}`));
+        lines.push(
+          `${c.yellow('!')} approve ${c.bold(f.fit(request.name, 60))} ${c.dim(f.fit(preview(request.args ?? {}), 200))}`,
+        );
+        if (request.description) lines.push(`    ${f.fit(request.description, 200)}`);
+        if (decisions) lines.push(c.dim(`    ${f.fit(decisions, 100)}`));
       }
     }
     return lines;
@@ -90,14 +94,24 @@ export const formatting = {
 /** Short name where the helpers are used. */
 const f = formatting;
 
+/** A value as JSON for a preview: one that nests too deep to write is said to, not thrown. */
+function preview(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '(too deeply nested to show)';
+  }
+}
+
 function toolLine(invocation: ToolInvocation, c: Colors, spinner: string, width: number, indent: string): string {
   const time = f.seconds(invocation);
-  const room = width - indent.length - invocation.name.length - time.length - 5;
+  const name = f.fit(invocation.name, 40);
+  const room = width - indent.length - name.length - time.length - 5;
   const detail = f.fit(
     invocation.status === 'failed' ? (invocation.result ?? '') : f.brief(invocation.args),
     Math.max(0, room),
   );
-  return `${indent}${f.icon(invocation, c, spinner)} ${c.bold(invocation.name)} ${c.dim(detail)} ${c.dim(time)}`.trimEnd();
+  return `${indent}${f.icon(invocation, c, spinner)} ${c.bold(name)} ${c.dim(detail)} ${c.dim(time)}`.trimEnd();
 }
 
 /** Keeps the last `max` lines, saying how many were left out. */
@@ -134,7 +148,8 @@ export function renderFrame(state: ViewModel, c: Colors, spinner: string, size: 
   const tools = state.tools.last(toolRoom).map((t) => toolLine(t, c, spinner, width, '  '));
   const tree = state.delegations.slice(-toolRoom).flatMap((d) => {
     const icon = d.events === undefined ? c.cyan(spinner) : c.green('✓');
-    const head = `  ${icon} ${c.magenta(c.bold(d.run.name))} ${c.dim(f.fit(d.run.description, width - d.run.name.length - 8))}`;
+    const name = f.fit(d.run.name, 40);
+    const head = `  ${icon} ${c.magenta(c.bold(name))} ${c.dim(f.fit(d.run.description, width - name.length - 8))}`;
     const own = d.tools.last(3).map((t) => toolLine(t, c, spinner, width, '      '));
     return [head, ...lastOf(own, d.tools.size, 3, c, '      ')];
   });
@@ -171,24 +186,25 @@ export function describeAction(action: ViewAction, c: Colors, width = 100): stri
     case 'tool': {
       const { invocation, delegation } = action;
       if (invocation.status === 'running') return undefined;
-      const where = delegation ? `  ${c.magenta(delegation.name)} › ` : '';
+      const where = delegation ? `  ${c.magenta(f.fit(delegation.name, 40))} › ` : '';
       const detail = invocation.status === 'failed' ? (invocation.result ?? '') : f.brief(invocation.args);
-      return `${where}${f.icon(invocation, c, '')} ${invocation.name} ${c.dim(f.fit(detail, width - 30))} ${c.dim(f.seconds(invocation))}`.trimEnd();
+      return `${where}${f.icon(invocation, c, '')} ${f.fit(invocation.name, 40)} ${c.dim(f.fit(detail, width - 30))} ${c.dim(f.seconds(invocation))}`.trimEnd();
     }
     case 'subagent-end': {
       // Printed at the end, not the start: by then a placeholder name has been replaced.
-      const { name, description } = action.delegation;
+      const name = f.fit(action.delegation.name, 40);
+      const { description } = action.delegation;
       return `■ ${c.magenta(name)} ${c.dim(f.fit(description, width - name.length - 20))} (${action.events} events)`;
     }
     case 'error':
-      return c.red(`error: ${action.event.message}`);
+      return c.red(`error: ${f.fit(action.event.message, width * 4)}`);
     case 'panel': {
       const { event } = action;
       if (event.type === 'panel_dispatch_start') return undefined;
       const time = `${(event.duration_ms / 1000).toFixed(1)}s`;
       return event.type === 'panel_dispatch_complete'
-        ? `${c.green('✓')} panel ${event.id} ${c.dim(time)}`
-        : `${c.red('✗')} panel ${event.id} ${event.error} ${c.dim(time)}`;
+        ? `${c.green('✓')} panel ${f.fit(event.id, 40)} ${c.dim(time)}`
+        : `${c.red('✗')} panel ${f.fit(event.id, 40)} ${f.fit(event.error, width - 50)} ${c.dim(time)}`;
     }
     default:
       return undefined;

@@ -49,11 +49,12 @@ export function decodeLine(
   line: number,
   keepUnknown = false,
 ): EvoEvent | UnknownEvent | DecodeIssue | undefined {
+  // A line of blanks is skipped before JSON.parse, whose throw would cost far more.
+  if (text.charCodeAt(0) <= 0x20 && WHITESPACE.test(text)) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    if (WHITESPACE.test(text)) return undefined;
     return new DecodeIssue(line, text, `not JSON: ${(err as Error).message}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -74,7 +75,13 @@ export function decodeLine(
 
 function show(value: unknown): string {
   if (value === undefined) return 'nothing';
-  const text = JSON.stringify(value) ?? typeof value;
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? typeof value;
+  } catch {
+    // Nested deeper than JSON.stringify's stack: the diagnostic says so instead of failing the stream.
+    text = Array.isArray(value) ? '[…]' : typeof value === 'object' ? '{…}' : typeof value;
+  }
   return text.length > VALUE_LIMIT ? `${text.slice(0, VALUE_LIMIT)}…` : text;
 }
 

@@ -98,6 +98,29 @@ interface ResolvedOptions {
   readonly timeoutMs: number | undefined;
 }
 
+/** The runs waiting on each signal: one listener per signal, however many runs share it (no MaxListeners warning). */
+const abortWaiters = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `onAbort` when `signal` aborts; returns the function that stops waiting. */
+function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
+  let waiters = abortWaiters.get(signal);
+  if (!waiters) {
+    const all = new Set<() => void>();
+    waiters = all;
+    abortWaiters.set(signal, all);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const waiter of [...all]) waiter();
+      },
+      { once: true },
+    );
+  }
+  const own = () => onAbort();
+  waiters.add(own);
+  return () => waiters.delete(own);
+}
+
 function checkDuration(name: string, value: number | undefined): void {
   if (value !== undefined && !(typeof value === 'number' && value >= 0)) {
     throw new TypeError(`run: ${name} must be a number of milliseconds ≥ 0, got ${String(value)}`);
@@ -272,7 +295,7 @@ function subscribeRun(
   const settled = (result: CliResult) => {
     timeoutTimer?.clear();
     lingerTimer?.clear();
-    abortSignal?.removeEventListener('abort', onAbort);
+    stopWaiting?.();
     // Flushing calls the app's callbacks; one that throws must not keep onExit from being called.
     let cutLine: DecodeIssue | undefined;
     for (const flush of [() => (cutLine = emit(decoder.end())), () => stderr.end()]) {
@@ -366,7 +389,7 @@ function subscribeRun(
       fail(() => err);
     }
   }
-  abortSignal?.addEventListener('abort', onAbort, { once: true });
+  const stopWaiting = abortSignal && whenAborted(abortSignal, onAbort);
   if (timeoutMs !== undefined) {
     timeoutTimer = after(timeoutMs, () =>
       fail((result) => new TimeoutError(`run timed out after ${timeoutMs} ms (${stopped(result)})`, ending(result))),
@@ -376,6 +399,6 @@ function subscribeRun(
     // After `done` the process is left its clean-up, bounded by lingerMs.
     if (!sawDone) cli?.stop();
     timeoutTimer?.clear();
-    abortSignal?.removeEventListener('abort', onAbort);
+    stopWaiting?.();
   };
 }

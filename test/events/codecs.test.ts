@@ -167,7 +167,7 @@ describe('event codecs', () => {
     ],
     [
       '{"type": "usage_stats", "input_tokens": "12", "output_tokens": 1}',
-      'usage_stats: at "input_tokens": expected number, got "12"',
+      'usage_stats: at "input_tokens": expected TokenCount, got "12"',
     ],
     [
       '{"type": "tool_result", "name": "ls", "content": "x", "success": true, "id": 7}',

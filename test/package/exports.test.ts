@@ -28,6 +28,7 @@ const events = [
   'SummarizationStartEvent',
   'TextEvent',
   'ThinkingEvent',
+  'TokenCount',
   'TimeoutError',
   'ToolCallEvent',
   'ToolResultEvent',
