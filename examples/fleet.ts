@@ -108,7 +108,9 @@ function runTask(row: Row): Observable<Change> {
           merge(
             shared.pipe(
               pairToolCalls(),
-              // Snapshots repeat as calls are re-sent and finish; count each invocation once.
+              // `task` calls start sub-agents: counted as tool calls nowhere, as in the viewer's summary.
+              filter((invocation) => invocation.name !== 'task'),
+              // Snapshots repeat as a call changes and finishes; count each invocation once.
               scan((keys, invocation) => keys.add(invocation.key), new Set<string>()),
               map((keys) => keys.size),
               distinctUntilChanged(),
@@ -193,7 +195,8 @@ function table(note?: string): string {
 }
 
 function statusLine(row: Row): string {
-  const counts = row.state === 'running' ? '' : `  ${row.tools} tool calls, ${tokens(row.tokens)} tokens`;
+  const calls = `${row.tools} tool ${row.tools === 1 ? 'call' : 'calls'}`;
+  const counts = row.state === 'running' ? '' : `  ${calls}, ${tokens(row.tokens)} tokens`;
   return `task ${row.id} ${paint(row.state, row.state)}${counts}`;
 }
 

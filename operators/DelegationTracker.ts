@@ -29,6 +29,8 @@ export interface Delegation {
   /** Its `task` result has arrived: the next `subagent_end` of its name is its own. */
   ending: boolean;
   open: boolean;
+  /** Its `subagent_end` arrived (rather than the stream ending first). */
+  ended: boolean;
 }
 
 /** What `DelegationTracker` reports. */
@@ -145,7 +147,7 @@ export class DelegationTracker {
   finish(): void {
     const open = [...this.instances.values(), ...this.open];
     open.sort((a, b) => a.order - b.order);
-    for (const state of open) this.close(state);
+    for (const state of open) this.close(state, false);
   }
 
   private startInstance(instance: string, name: string, description: string, taskCallId: string): void {
@@ -265,6 +267,7 @@ export class DelegationTracker {
       events: 0,
       ending: false,
       open: true,
+      ended: false,
     };
     const state: State = { delegation, task, openCalls: new Map(), instanceIds: new Set(), order: this.started++ };
     if (instance === undefined) this.open.push(state);
@@ -282,7 +285,7 @@ export class DelegationTracker {
     if (state) this.close(state);
   }
 
-  private close(state: State): void {
+  private close(state: State, ended = true): void {
     if (state.delegation.instanceId !== undefined) this.instances.delete(state.delegation.instanceId);
     const at = this.open.indexOf(state);
     if (at !== -1) this.open.splice(at, 1);
@@ -292,6 +295,7 @@ export class DelegationTracker {
       this.finished.add(state.task.id);
     }
     state.delegation.open = false;
+    state.delegation.ended = ended;
     this.sink.end(state.delegation);
   }
 

@@ -18,6 +18,8 @@ export interface SubagentRun {
   readonly description: string;
   /** The id of the `task` call that started it, when the stream shows it. */
   readonly taskCallId: string | undefined;
+  /** Whether its `subagent_end` arrived; `false` while it runs, and for one the stream ended first. */
+  readonly ended: boolean;
   /** Its `subagent_*` events; completes at its `subagent_end`, or when the source ends. Hot, like `groupBy`'s groups. */
   readonly events$: Observable<SubagentEvent>;
 }
@@ -92,6 +94,9 @@ export function groupSubagents(): OperatorFunction<EvoEvent | UnknownEvent, Suba
             },
             get description() {
               return delegation.description;
+            },
+            get ended() {
+              return delegation.ended;
             },
             taskCallId: delegation.taskCallId,
             events$: eventsOf(channel),

@@ -247,7 +247,6 @@ class RunTally {
 
   summary(): RunSummary {
     for (const snapshot of this.tools.finish()) this.keep(snapshot);
-    const open = new Set(this.delegations.filter((d) => d.open));
     this.subagents.finish();
     const pendingApprovals = this.gates.filter((g): g is InterruptEvent => g.type === 'interrupt');
     const pendingQuestions = this.gates.filter((g): g is AskUserEvent => g.type === 'ask_user');
@@ -269,7 +268,7 @@ class RunTally {
         description: d.description,
         taskCallId: d.taskCallId,
         events: d.events,
-        ended: !open.has(d),
+        ended: d.ended,
       })),
       panelDispatches: [...this.panels.values()],
       errors: this.errors,

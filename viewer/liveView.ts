@@ -14,6 +14,8 @@ export interface LiveViewOptions {
   readonly output?: NodeJS.WriteStream;
   /** Redraw in place with spinners; default: whether `output` is a TTY. Otherwise one line per finished step. */
   readonly interactive?: boolean;
+  /** Print the run's error under the view before rejecting with it; default `true`. */
+  readonly showErrors?: boolean;
 }
 
 /**
@@ -75,7 +77,9 @@ export function liveView(
       },
       error: (err: unknown) => {
         finish();
-        write(c.red(`\n${showControls(err instanceof Error ? err.message : String(err), true)}`));
+        if (options.showErrors ?? true) {
+          write(c.red(`\n${showControls(err instanceof Error ? err.message : String(err), true)}`));
+        }
         // The run's own error, passed on as it came.
         // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
         reject(err);

@@ -78,19 +78,47 @@ export const formatting = {
     return lines;
   },
 
-  /** `9 tool calls (1 failed) · 3 sub-agents · 23,456 tokens (… in · … out) · 164 events` */
+  /**
+   * `completed · 9 tool calls (1 failed) · 3 sub-agents · 23,456 tokens (… in · … out) · 164 events`.
+   * Tool calls are every invocation but the `task` calls that start
+   * sub-agents, which are counted as sub-agents; errors, questions, approvals
+   * and panel dispatches when there are any.
+   */
   summaryLine(summary: RunSummary): string {
-    const tools = summary.invocations.filter((i) => i.name !== 'task');
+    const tools = toolCalls(summary);
     const failed = tools.filter((i) => i.status === 'failed').length;
     const { inputTokens, outputTokens, totalTokens } = summary.usage;
+    const some = (n: number, noun: string) => (n > 0 ? [plural(n, noun)] : []);
     return [
-      `${tools.length} tool calls${failed ? ` (${failed} failed)` : ''}`,
-      `${summary.delegations.length} sub-agents`,
+      summary.outcome,
+      `${plural(tools.length, 'tool call')}${failed ? ` (${failed} failed)` : ''}`,
+      plural(summary.delegations.length, 'sub-agent'),
+      ...some(summary.panelDispatches.length, 'panel dispatch'),
+      ...some(summary.errors.length, 'error'),
+      ...some(
+        summary.questions.reduce((n, q) => n + q.questions.length, 0),
+        'question',
+      ),
+      ...some(
+        summary.interrupts.reduce((n, i) => n + i.action_requests.length, 0),
+        'approval',
+      ),
       `${number.format(totalTokens)} tokens (${number.format(inputTokens)} in · ${number.format(outputTokens)} out)`,
-      `${summary.events} events`,
+      plural(summary.events, 'event'),
     ].join(' · ');
   },
 };
+/** `1 tool call`, `2 tool calls`, `1 panel dispatch`, `2 panel dispatches`. */
+export function plural(n: number, noun: string): string {
+  const many = /(?:s|sh|ch|x)$/.test(noun) ? `${noun}es` : `${noun}s`;
+  return `${number.format(n)} ${n === 1 ? noun : many}`;
+}
+
+/** The invocations a summary counts as tool calls: all but the `task` calls, which are the sub-agents. */
+export function toolCalls(summary: RunSummary): RunSummary['invocations'] {
+  return summary.invocations.filter((i) => i.name !== 'task');
+}
+
 /** Short name where the helpers are used. */
 const f = formatting;
 
@@ -147,7 +175,7 @@ export function renderFrame(state: ViewModel, c: Colors, spinner: string, size: 
   const toolRoom = Math.max(3, Math.floor(budget * 0.3));
   const tools = state.tools.last(toolRoom).map((t) => toolLine(t, c, spinner, width, '  '));
   const tree = state.delegations.slice(-toolRoom).flatMap((d) => {
-    const icon = d.events === undefined ? c.cyan(spinner) : c.green('✓');
+    const icon = d.events === undefined ? c.cyan(spinner) : d.run.ended ? c.green('✓') : c.yellow('…');
     const name = f.fit(d.run.name, 40);
     const head = `  ${icon} ${c.magenta(c.bold(name))} ${c.dim(f.fit(d.run.description, width - name.length - 8))}`;
     const own = d.tools.last(3).map((t) => toolLine(t, c, spinner, width, '      '));
@@ -194,7 +222,9 @@ export function describeAction(action: ViewAction, c: Colors, width = 100): stri
       // Printed at the end, not the start: by then a placeholder name has been replaced.
       const name = f.fit(action.delegation.name, 40);
       const { description } = action.delegation;
-      return `■ ${c.magenta(name)} ${c.dim(f.fit(description, width - name.length - 20))} (${action.events} events)`;
+      const mark = action.delegation.ended ? '■' : c.yellow('□');
+      const state = action.delegation.ended ? '' : ', unfinished';
+      return `${mark} ${c.magenta(name)} ${c.dim(f.fit(description, width - name.length - 20))} (${plural(action.events, 'event')}${state})`;
     }
     case 'error':
       return c.red(`error: ${f.fit(action.event.message, width * 4)}`);

@@ -14,6 +14,7 @@ import type { EvoEvent, UnknownEvent } from '../events.js';
 import { CliProcess, type CliResult } from './CliProcess.js';
 import { after, type Timer } from './timers.js';
 import { StderrLog } from './StderrLog.js';
+import { stripControls } from '../controls.js';
 
 /** Options of `run()`. Only `prompt` is required. */
 export interface RunOptions extends DecodeOptions {
@@ -277,7 +278,23 @@ function subscribeRun(
       subscriber.complete();
     },
   };
-  const emit = (decoded: readonly Decoded[]): DecodeIssue | undefined => deliver(decoded, sink, options);
+  /** Lines that were not events, counted so that an error can say so even without an `onDiagnostic`. */
+  let badLines = 0;
+  let firstBadLine: DecodeIssue | undefined;
+  const decodeOptions = {
+    strict: options.strict,
+    onDiagnostic: (issue: DecodeIssue) => {
+      badLines++;
+      firstBadLine ??= issue;
+      options.onDiagnostic?.(issue);
+    },
+  };
+  /** `; 12 lines were not events, the first (line 1): "Loading…"`, or nothing. */
+  const badLinesNote = () =>
+    firstBadLine === undefined
+      ? ''
+      : `; ${badLines} ${badLines === 1 ? 'line was' : 'lines were'} not events, the first (line ${firstBadLine.line}): ${JSON.stringify(stripControls(firstBadLine.raw).slice(0, 120))}`;
+  const emit = (decoded: readonly Decoded[]): DecodeIssue | undefined => deliver(decoded, sink, decodeOptions);
   // An app callback (onDiagnostic, onStderr) that throws ends the run with its error, not the app.
   const guarded = (read: (chunk: Uint8Array) => void) => (chunk: Uint8Array) => {
     try {
@@ -331,28 +348,35 @@ function subscribeRun(
     const { exitCode, signal, spawnFailure } = result;
     if (failure) return subscriber.error(failure(result));
     if (spawnFailure !== undefined) {
-      const cause = spawnFailure as { message?: string; shortMessage?: string };
+      const cause = spawnFailure as { message?: string; shortMessage?: string; code?: string };
       const where = options.cwd ? ` in ${options.cwd}` : '';
+      // A missing CLI is the first thing a new user meets: say where the command comes from.
+      const hint =
+        cause.code === 'ENOENT' && !(options.cwd && cause.message?.includes(options.cwd))
+          ? `; install EvoScientist 0.2.1 or later (the first with stream-json), or point run() at it with the command option or EVOSCI_BIN`
+          : '';
       return subscriber.error(
         new SpawnError(
-          `could not start ${JSON.stringify(command)}${where}: ${cause.message ?? cause.shortMessage ?? 'unknown reason'}`,
+          `could not start ${JSON.stringify(command)}${where}: ${cause.message ?? cause.shortMessage ?? 'unknown reason'}${hint}`,
           details({ cause: spawnFailure }),
         ),
       );
     }
     // A line cut short by a crash is a symptom of it: the exit is what is reported.
-    if (cutLine && exitCode !== 0) options.onDiagnostic?.(cutLine);
+    if (cutLine && exitCode !== 0) decodeOptions.onDiagnostic(cutLine);
     if (signal !== undefined) {
       return subscriber.error(new ExitError(`${command} was killed by ${signal}`, details({ signal })));
     }
     if (exitCode !== 0) {
       const why = lastError === undefined ? '' : `: ${lastError}`;
-      return subscriber.error(new ExitError(`${command} exited with code ${exitCode}${why}`, details({ exitCode })));
+      return subscriber.error(
+        new ExitError(`${command} exited with code ${exitCode}${why}${badLinesNote()}`, details({ exitCode })),
+      );
     }
     if (cutLine) return subscriber.error(new DecodeError(cutLine, details({ exitCode })));
     if (!sawDone) {
       return subscriber.error(
-        new TruncatedStreamError(`${command} exited 0 without a done event`, details({ exitCode })),
+        new TruncatedStreamError(`${command} exited 0 without a done event${badLinesNote()}`, details({ exitCode })),
       );
     }
     subscriber.complete();

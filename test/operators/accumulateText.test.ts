@@ -31,6 +31,16 @@ describe('accumulateText', () => {
     });
   });
 
+  it('keeps the streamed text when done.response is empty', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      const empty = ev.done('');
+      expectObservable(cold<EvoEvent>('-a-b-e-|', { ...values, e: empty }).pipe(accumulateText())).toBe('-a-b---|', {
+        a: 'He',
+        b: 'Hello',
+      });
+    });
+  });
+
   it('emits done.response alone when no delta came', () => {
     marbles().run(({ cold, expectObservable }) => {
       expectObservable(cold<EvoEvent>('-u-d|', values).pipe(accumulateText())).toBe('---d|', { d: 'Hello!' });

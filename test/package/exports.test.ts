@@ -58,3 +58,27 @@ describe('the public surface', () => {
     expect(Object.keys(module).sort()).toEqual([...names].sort());
   });
 });
+
+describe('the package as shipped', () => {
+  it('holds its licence, and source maps that carry their sources (src/ is not shipped)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { readFileSync } = await import('node:fs');
+    const [pack] = JSON.parse(
+      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8' }),
+    ) as {
+      files: { path: string }[];
+    }[];
+    const files = pack!.files.map((f) => f.path);
+    expect(files).toContain('LICENSE');
+    expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+    const maps = files.filter((f) => f.endsWith('.js.map'));
+    expect(maps.length).toBeGreaterThan(10);
+    for (const map of maps) {
+      const { sources, sourcesContent } = JSON.parse(readFileSync(map, 'utf8')) as {
+        sources: string[];
+        sourcesContent?: (string | null)[];
+      };
+      expect(sourcesContent?.filter((c) => typeof c === 'string')).toHaveLength(sources.length);
+    }
+  });
+});

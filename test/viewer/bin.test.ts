@@ -26,7 +26,7 @@ function expectedSummary(truth: Truth): RegExp {
   const failed = tools.filter((i) => i.status === 'failed').length;
   const tokens = new Intl.NumberFormat('en-US').format(truth.usage.totalTokens);
   return new RegExp(
-    `${tools.length} tool calls \\(${failed} failed\\) · ${truth.delegations.length} sub-agents · ${tokens} tokens .* · ${truth.events} events`,
+    `completed · ${tools.length} tool calls \\(${failed} failed\\) · ${truth.delegations.length} sub-agents · .*${tokens} tokens .* · ${truth.events} events`,
   );
 }
 
@@ -86,6 +86,6 @@ describe('the evosci-rx command', () => {
     const { stdout } = await run(process.execPath, [bin, '--help']);
     expect(stdout).toMatch(/evosci-rx view FILE\|-/);
     const failed = await run(process.execPath, [bin, 'view']).catch((err: { code: number; stderr: string }) => err);
-    expect(failed).toMatchObject({ code: 2, stderr: expect.stringMatching(/cannot read the arguments of view/) });
+    expect(failed).toMatchObject({ code: 2, stderr: expect.stringMatching(/^evosci-rx: view takes one FILE/) });
   });
 });
