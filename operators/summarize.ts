@@ -145,7 +145,8 @@ type PanelDispatch = { -readonly [K in keyof PanelDispatchSummary]: PanelDispatc
 /** What one subscription of `summarize` has seen so far. */
 class RunTally {
   private events = 0;
-  private readonly counts = new Map<string, number>();
+  /** Per type, a counter object: one lookup per event, no second one to store the sum. */
+  private readonly counts = new Map<string, { n: number }>();
   private readonly textParts: string[] = [];
   private deltas: string[] = [];
   private inputTokens = 0;
@@ -176,7 +177,12 @@ class RunTally {
 
   push(event: EvoEvent | UnknownEvent): void {
     this.events++;
-    this.counts.set(event.type, (this.counts.get(event.type) ?? 0) + 1);
+    let count = this.counts.get(event.type);
+    if (count === undefined) {
+      count = { n: 0 };
+      this.counts.set(event.type, count);
+    }
+    count.n++;
     if (!isKnownEvent(event)) return;
     switch (event.type) {
       case 'text':
@@ -276,7 +282,7 @@ class RunTally {
       questions: this.questions,
       pendingApprovals,
       pendingQuestions,
-      counts: Object.fromEntries(this.counts),
+      counts: Object.fromEntries([...this.counts].map(([type, { n }]) => [type, n])),
       events: this.events,
     };
   }
