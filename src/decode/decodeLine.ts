@@ -1,6 +1,6 @@
 import { isLeft } from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
-import { eventCodecs, type EvoEvent, type EvoEventType, type UnknownEvent } from '../events.js';
+import { eventCodecs, type EvoEvent, type EvoEventType, type TextEvent, type UnknownEvent } from '../events.js';
 import { fastGuard } from './fastGuard.js';
 
 /** How much of a bad line a `DecodeIssue` keeps, so a huge bad line cannot pin memory. */
@@ -44,11 +44,37 @@ export class DecodeIssue {
  * the codec runs first, and `decode` (with its Either and error paths) only
  * for a line already known to be wrong, to say why.
  */
+/** How a `text` line starts, as Python's `json.dumps` writes it and as compact JSON does. */
+const TEXT_PREFIXES = ['{"type": "text", "content": ', '{"type":"text","content":'] as const;
+const CLOSING_BRACE = 0x7d;
+
+/**
+ * The event of a line that is exactly `{"type": "text", "content": <string>}`,
+ * its string parsed alone; `undefined` for anything else. Text deltas are most
+ * of a run's lines, and a string costs `JSON.parse` far less than an object.
+ */
+function textDelta(text: string): TextEvent | undefined {
+  if (text.charCodeAt(text.length - 1) !== CLOSING_BRACE) return undefined;
+  for (const prefix of TEXT_PREFIXES) {
+    if (!text.startsWith(prefix)) continue;
+    try {
+      // Throws unless what follows the prefix is one JSON string: another key after it, say.
+      const content: unknown = JSON.parse(text.slice(prefix.length, -1));
+      return typeof content === 'string' ? { type: 'text', content } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
 export function decodeLine(
   text: string,
   line: number,
   keepUnknown = false,
 ): EvoEvent | UnknownEvent | DecodeIssue | undefined {
+  const delta = textDelta(text);
+  if (delta !== undefined) return delta;
   // A line of blanks is skipped before JSON.parse, whose throw would cost far more.
   if (text.charCodeAt(0) <= 0x20 && WHITESPACE.test(text)) return undefined;
   let value: unknown;

@@ -3,6 +3,7 @@ import type * as t from 'io-ts';
 import { describe, expect, it } from 'vitest';
 import { eventCodecs } from '../../src/events.js';
 import { fastGuard } from '../../src/decode/fastGuard.js';
+import { decodeLine, DecodeIssue } from '../../src/decode/decodeLine.js';
 import { fixtureBytes } from '../support/collect.js';
 
 const codecs = Object.entries(eventCodecs) as [string, t.Mixed][];
@@ -67,5 +68,30 @@ describe('fastGuard', () => {
       const codec = (eventCodecs as Record<string, t.Mixed>)[value.type]!;
       expect(fastGuard(codec)(value)).toBe(true);
     }
+  });
+});
+
+describe('the text-delta fast path of decodeLine', () => {
+  it('gives what the full path gives, for text lines and lines that only look like them', () => {
+    const lookalike = fc.tuple(
+      fc.constantFrom('{"type": "text", "content": ', '{"type":"text","content":'),
+      fc.oneof(
+        fc.string().map((s) => JSON.stringify(s)),
+        fc.string({ unit: 'binary' }).map((s) => JSON.stringify(s)),
+        fc.jsonValue().map((v) => JSON.stringify(v)),
+        fc.string(),
+      ),
+      fc.constantFrom('}', ' }', ', "x": 1}', '}}', '', '"}', ', "content": "y"}'),
+    );
+    fc.assert(
+      fc.property(lookalike, ([prefix, value, suffix]) => {
+        const line = `${prefix}${value}${suffix}`;
+        // A leading blank keeps the line off the fast path: JSON.parse takes it whole.
+        const seen = (result: ReturnType<typeof decodeLine>) =>
+          result instanceof DecodeIssue ? result.message.replace(/\d+/g, 'N') : result;
+        expect(seen(decodeLine(line, 1))).toEqual(seen(decodeLine(` ${line}`, 1)));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
