@@ -1,0 +1,277 @@
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { JetStreamApiError, type PubAck } from '@nats-io/jetstream';
+import { Observable, type Subscription } from 'rxjs';
+import { toJsonl } from '../decode/jsonl.js';
+import type { EvoEvent, UnknownEvent } from '../events.js';
+import { BrokerError } from './errors.js';
+import { checkAttempt, checkRunId, clientsOf, layoutOf, serverOf, type LayoutOptions } from './layout.js';
+import { encodeRecord, Headers, serializeError, utf8, type FinishedRecord, type StartedRecord } from './records.js';
+
+/** Options of `publishTo`. */
+export interface PublishToOptions extends LayoutOptions {
+  /** The attempt these events belong to. Default 1; a worker passes the request's delivery count. */
+  readonly attempt?: number;
+  /** Who runs it, written in the `started` record (a worker writes `host:pid`). */
+  readonly worker?: string;
+  /** The prompt, written in the `started` record for dashboards. */
+  readonly prompt?: string;
+  /** Publishes awaiting their ack at most. Default 256. */
+  readonly maxPendingAcks?: number;
+  /**
+   * Bytes of events held while the broker is behind, at most (default 64 MiB):
+   * a run's output cannot be paused, so past this the run fails with a `BrokerError`.
+   */
+  readonly maxBufferBytes?: number;
+  /** Milliseconds to wait for one ack. Default 5000. */
+  readonly ackTimeoutMs?: number;
+  /** How long a publish is retried (same `Nats-Msg-Id`, so never stored twice) before the run fails. Default 30 s. */
+  readonly retryForMs?: number;
+  /** Called once the `finished` record is stored: the attempt is then durable, whatever a consumer does. */
+  readonly onFinished?: (record: FinishedRecord) => void;
+}
+
+const DEFAULTS = {
+  attempt: 1,
+  maxPendingAcks: 256,
+  maxBufferBytes: 64 * 1024 * 1024,
+  ackTimeoutMs: 5000,
+  retryForMs: 30_000,
+} as const;
+
+interface Pending<T> {
+  readonly seq: number;
+  readonly event: T;
+  readonly data: Uint8Array;
+  acked: boolean;
+}
+
+/** What a publish needs besides its payload. */
+export interface PublishTarget {
+  readonly subject: string;
+  readonly msgID: string;
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * Stores one message, retrying on timeouts and while the broker is away with
+ * the same `Nats-Msg-Id` (the stream drops a repeat within its duplicate
+ * window), until `retryForMs` has passed. A closed connection or an answer
+ * that will not change (a JetStream API error, a payload over the server's
+ * limit) fails at once.
+ */
+export async function publishStored(
+  nc: NatsConnection,
+  target: PublishTarget,
+  data: Uint8Array,
+  timing: { readonly ackTimeoutMs: number; readonly retryForMs: number },
+): Promise<PubAck> {
+  const { js } = clientsOf(nc);
+  const h = headers();
+  for (const [name, value] of Object.entries(target.headers)) h.set(name, value);
+  const deadline = Date.now() + timing.retryForMs;
+  let delay = 50;
+  for (;;) {
+    try {
+      return await js.publish(target.subject, data, { msgID: target.msgID, headers: h, timeout: timing.ackTimeoutMs });
+    } catch (err) {
+      const message = (err as Error)?.message ?? String(err);
+      if (nc.isClosed()) throw new BrokerError(`could not store ${target.msgID}: the connection to ${serverOf(nc)} is closed`, { cause: err });
+      const permanent = err instanceof JetStreamApiError || /payload|invalid/i.test(`${(err as Error)?.name} ${message}`);
+      if (permanent || Date.now() + delay > deadline) {
+        const why = permanent ? message : `no ack within ${timing.retryForMs} ms (${message})`;
+        throw new BrokerError(`could not store ${target.msgID} on ${serverOf(nc)} in subject ${target.subject}: ${why}`, { cause: err });
+      }
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, 1000);
+    }
+  }
+}
+
+/**
+ * Writes each event of a run to JetStream as it passes, and passes it on once
+ * it is stored. Before the first event a `started` record is written, after
+ * the last one a `finished` record: `completed`, or the error with its class,
+ * message, exit code, signal, stderr tail and thread id. A consumer of
+ * `fromJetStream` then ends as this subscriber does.
+ *
+ * Every event goes to `<prefix>.run.<runId>.<attempt>` with its JSON line as
+ * payload and the headers `EvoSci-Run-Id`, `EvoSci-Attempt`, `EvoSci-Seq` and
+ * `Nats-Msg-Id` (`<runId>.<attempt>.<seq>`). At most `maxPendingAcks`
+ * publishes await their ack; events wait in order behind them, at most
+ * `maxBufferBytes` of them. A publish that cannot be stored within
+ * `retryForMs` unsubscribes the source (which stops a run) and errors with a
+ * `BrokerError`. Unsubscribing stops the source and writes no record: a
+ * worker's next attempt supersedes the half one.
+ *
+ * ```
+ * source:    --a----b--c------|
+ * JetStream:  S--a----b--c------F        (S started, F finished)
+ * output:    ---a----b--c-------|        (each event once stored; completes after F)
+ * ```
+ *
+ * ```ts
+ * run({ prompt }).pipe(publishTo(nc, 'run-42')).subscribe();
+ * ```
+ */
+export function publishTo(
+  nc: NatsConnection,
+  runId: string,
+  options: PublishToOptions = {},
+): <T extends EvoEvent | UnknownEvent>(source: Observable<T>) => Observable<T> {
+  checkRunId(runId);
+  const layout = layoutOf(options);
+  const attempt = options.attempt ?? DEFAULTS.attempt;
+  checkAttempt(attempt);
+  const maxPendingAcks = options.maxPendingAcks ?? DEFAULTS.maxPendingAcks;
+  const maxBufferBytes = options.maxBufferBytes ?? DEFAULTS.maxBufferBytes;
+  if (!(Number.isInteger(maxPendingAcks) && maxPendingAcks >= 1)) throw new TypeError(`maxPendingAcks must be an integer ≥ 1, got ${String(maxPendingAcks)}`);
+  if (!(maxBufferBytes >= 1)) throw new TypeError(`maxBufferBytes must be ≥ 1, got ${String(maxBufferBytes)}`);
+  const timing = { ackTimeoutMs: options.ackTimeoutMs ?? DEFAULTS.ackTimeoutMs, retryForMs: options.retryForMs ?? DEFAULTS.retryForMs };
+  const eventSubject = layout.attemptSubject(runId, attempt);
+  const statusSubject = layout.statusSubject(runId);
+  const eventHeaders = (seq: number) => ({ [Headers.runId]: runId, [Headers.attempt]: String(attempt), [Headers.sequence]: String(seq) });
+  const recordTarget = (record: 'started' | 'finished'): PublishTarget => ({
+    subject: statusSubject,
+    msgID: `${runId}.${attempt}.${record}`,
+    headers: { [Headers.runId]: runId, [Headers.attempt]: String(attempt), [Headers.record]: record },
+  });
+
+  return <T extends EvoEvent | UnknownEvent>(source: Observable<T>) =>
+    new Observable<T>((subscriber) => {
+      /** Events not yet passed on, in order, from `head`: the first `inFlight` after the sent ones await acks. */
+      let queue: (Pending<T> | undefined)[] = [];
+      let head = 0;
+      let nextToSend = 0;
+      let inFlight = 0;
+      let heldBytes = 0;
+      let seq = 0;
+      let startSequence: number | undefined;
+      let ended: { readonly error?: unknown; readonly failed: boolean } | undefined;
+      let stopped = false;
+      let finishing = false;
+      let sourceSubscription: Subscription | undefined;
+
+      /** Ends the run with a broker failure; tells the remote side if the broker still answers. */
+      const fail = (err: unknown) => {
+        if (stopped) return;
+        stopped = true;
+        sourceSubscription?.unsubscribe();
+        if (startSequence === undefined || nc.isClosed()) return subscriber.error(err);
+        const record = finishedRecord({ error: err, failed: true });
+        void publishStored(nc, recordTarget('finished'), encodeRecord(record), { ackTimeoutMs: timing.ackTimeoutMs, retryForMs: 0 })
+          .then(() => options.onFinished?.(record))
+          .catch(() => undefined)
+          .finally(() => subscriber.error(err));
+      };
+
+      const finishedRecord = (end: { readonly error?: unknown; readonly failed: boolean }): FinishedRecord => ({
+        record: 'finished',
+        runId,
+        attempt,
+        at: new Date().toISOString(),
+        events: seq,
+        startSequence: startSequence ?? 0,
+        outcome: end.failed ? 'failed' : 'completed',
+        ...(end.failed ? { error: serializeError(end.error) } : {}),
+        ...(options.worker === undefined ? {} : { worker: options.worker }),
+      });
+
+      const passOn = () => {
+        while (head < queue.length && queue[head]!.acked) {
+          const item = queue[head]!;
+          queue[head++] = undefined;
+          if (!stopped) subscriber.next(item.event);
+        }
+        // Reclaim the passed-on prefix now and then; the queue never holds more than the window and the buffer.
+        if (head > 1024 && head * 2 > queue.length) {
+          queue = queue.slice(head);
+          nextToSend -= head;
+          head = 0;
+        }
+      };
+
+      const pump = () => {
+        while (!stopped && startSequence !== undefined && inFlight < maxPendingAcks && nextToSend < queue.length) {
+          const position = nextToSend++;
+          const item = queue[position]!;
+          inFlight++;
+          publishStored(nc, { subject: eventSubject, msgID: `${runId}.${attempt}.${item.seq}`, headers: eventHeaders(item.seq) }, item.data, timing).then(
+            () => {
+              inFlight--;
+              heldBytes -= item.data.length;
+              item.acked = true;
+              if (stopped) return;
+              passOn();
+              pump();
+              finishIfDone();
+            },
+            fail,
+          );
+        }
+      };
+
+      const finishIfDone = () => {
+        if (stopped || finishing || !ended || startSequence === undefined || inFlight > 0 || head < queue.length) return;
+        finishing = true;
+        const end = ended;
+        const record = finishedRecord(end);
+        publishStored(nc, recordTarget('finished'), encodeRecord(record), timing).then(() => {
+          if (stopped) return;
+          stopped = true;
+          try {
+            options.onFinished?.(record);
+          } catch (err) {
+            return subscriber.error(err);
+          }
+          if (end.failed) subscriber.error(end.error);
+          else subscriber.complete();
+        }, fail);
+      };
+
+      const started: StartedRecord = {
+        record: 'started',
+        runId,
+        attempt,
+        at: new Date().toISOString(),
+        ...(options.worker === undefined ? {} : { worker: options.worker }),
+        ...(options.prompt === undefined ? {} : { prompt: options.prompt }),
+      };
+      publishStored(nc, recordTarget('started'), encodeRecord(started), timing).then((ack) => {
+        startSequence = ack.seq;
+        pump();
+        finishIfDone();
+      }, fail);
+
+      sourceSubscription = source.subscribe({
+        next: (event) => {
+          if (stopped) return;
+          seq++;
+          const data = utf8.encode(toJsonl(event));
+          heldBytes += data.length;
+          if (heldBytes > maxBufferBytes) {
+            return fail(
+              new BrokerError(
+                `run ${runId}: more than ${maxBufferBytes} bytes of events await storage on ${serverOf(nc)}; the broker is not keeping up`,
+              ),
+            );
+          }
+          queue.push({ seq, event, data, acked: false });
+          pump();
+        },
+        error: (error: unknown) => {
+          ended = { error, failed: true };
+          finishIfDone();
+        },
+        complete: () => {
+          ended = { failed: false };
+          finishIfDone();
+        },
+      });
+      if (stopped) sourceSubscription.unsubscribe();
+
+      return () => {
+        stopped = true;
+        sourceSubscription?.unsubscribe();
+      };
+    });
+}
