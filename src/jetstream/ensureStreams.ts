@@ -26,18 +26,23 @@ const nanos = (ms: number) => Math.round(ms * 1_000_000);
 export function streamConfigs(options: EnsureStreamsOptions = {}): { layout: JetStreamLayout; events: StreamConfig; requests: StreamConfig } {
   const layout = layoutOf(options);
   const storage = (options.storage ?? 'file') === 'file' ? StorageType.File : StorageType.Memory;
+  const eventsMaxAgeMs = options.eventsMaxAgeMs ?? 7 * DAY_MS;
+  const requestsMaxAgeMs = options.requestsMaxAgeMs ?? 0;
+  const duplicateWindowMs = options.duplicateWindowMs ?? 2 * 60 * 1000;
+  // JetStream refuses a duplicate window longer than the stream keeps messages.
+  const window = (maxAgeMs: number) => nanos(maxAgeMs > 0 ? Math.min(duplicateWindowMs, maxAgeMs) : duplicateWindowMs);
   const common = {
     storage,
     num_replicas: options.replicas ?? 1,
-    duplicate_window: nanos(options.duplicateWindowMs ?? 2 * 60 * 1000),
     discard: DiscardPolicy.Old,
   };
   const events = {
     ...common,
+    duplicate_window: window(eventsMaxAgeMs),
     name: layout.eventsStream,
     subjects: [layout.runsSubjects],
     retention: RetentionPolicy.Limits,
-    max_age: nanos(options.eventsMaxAgeMs ?? 7 * DAY_MS),
+    max_age: nanos(eventsMaxAgeMs),
     max_bytes: options.eventsMaxBytes ?? -1,
   } as StreamConfig;
   const requests = {
@@ -45,7 +50,8 @@ export function streamConfigs(options: EnsureStreamsOptions = {}): { layout: Jet
     name: layout.requestsStream,
     subjects: [layout.requestsSubject],
     retention: RetentionPolicy.Workqueue,
-    max_age: nanos(options.requestsMaxAgeMs ?? 0),
+    duplicate_window: window(requestsMaxAgeMs),
+    max_age: nanos(requestsMaxAgeMs),
   } as StreamConfig;
   return { layout, events, requests };
 }

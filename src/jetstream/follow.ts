@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DeliverPolicy, type JsMsg, type OrderedConsumerOptions } from '@nats-io/jetstream';
+import { DeliverPolicy, type ConsumerMessages, type JsMsg, type OrderedConsumerOptions } from '@nats-io/jetstream';
 import { BrokerError } from './errors.js';
 import { clientsOf, serverOf } from './layout.js';
 
@@ -11,11 +11,22 @@ export interface Following {
   stop(): void;
 }
 
+function orderedConfig(filter: string, start: FollowStart): Partial<OrderedConsumerOptions> {
+  const config: Partial<OrderedConsumerOptions> = { filter_subjects: filter };
+  if (start.from === 'sequence') {
+    config.deliver_policy = DeliverPolicy.StartSequence;
+    config.opt_start_seq = start.sequence;
+  } else config.deliver_policy = start.from === 'new' ? DeliverPolicy.New : DeliverPolicy.All;
+  return config;
+}
+
 /**
  * Reads `filter` in `stream` with an ordered consumer (ephemeral, no acks;
- * the client recreates it from the last sequence seen after a gap or a
- * reconnection), handing each message to `onMessage` synchronously. `onEnd`
- * is called once if the consumer stops other than by `stop()`: the
+ * the client recreates it after a gap), handing each message to `onMessage`
+ * synchronously. After a reconnection the consumer is made anew from the
+ * message after the last one read: a restarted server has forgotten it, and
+ * the client would only notice after missing heartbeats for tens of seconds.
+ * `onEnd` is called once if reading stops other than by `stop()`: the
  * connection closed.
  */
 export async function follow(
@@ -27,45 +38,86 @@ export async function follow(
   onEnd: (error: BrokerError) => void,
 ): Promise<Following> {
   const { js } = clientsOf(nc);
-  const config: Partial<OrderedConsumerOptions> = { filter_subjects: filter };
-  if (start.from === 'sequence') {
-    config.deliver_policy = DeliverPolicy.StartSequence;
-    config.opt_start_seq = start.sequence;
-  } else config.deliver_policy = start.from === 'new' ? DeliverPolicy.New : DeliverPolicy.All;
-  let consumer;
+  let stopped = false;
+  let lastSequence: number | undefined;
+  let generation = 0;
+  let current: { messages: ConsumerMessages; remove(): void } | undefined;
+
+  const open = async (from: FollowStart) => {
+    const consumer = await js.consumers.get(stream, orderedConfig(filter, from));
+    const mine = ++generation;
+    const messages = await consumer.consume({
+      callback: (message) => {
+        if (stopped || mine !== generation) return;
+        lastSequence = message.seq;
+        onMessage(message);
+      },
+    });
+    current = {
+      messages,
+      remove: () => {
+        void messages.close().catch(() => undefined);
+        // An ordered consumer is otherwise only cleaned up by its inactivity threshold.
+        if (!nc.isClosed()) void consumer.delete().catch(() => undefined);
+      },
+    };
+    void messages.closed().then(
+      (err) => {
+        if (stopped || mine !== generation) return;
+        end(`the connection to ${serverOf(nc)} closed${err instanceof Error ? `: ${err.message}` : ''}`, err);
+      },
+      (err: unknown) => {
+        if (stopped || mine !== generation) return;
+        end(`${(err as Error)?.message} on ${serverOf(nc)}`, err);
+      },
+    );
+  };
+
+  const end = (why: string, cause: unknown) => {
+    if (stopped) return;
+    stopped = true;
+    stopStatus();
+    current?.remove();
+    onEnd(new BrokerError(`stopped reading ${filter}: ${why}`, { cause }));
+  };
+
   try {
-    consumer = await js.consumers.get(stream, config);
+    await open(start);
   } catch (err) {
     throw new BrokerError(`could not read ${filter} from stream ${stream} on ${serverOf(nc)}: ${(err as Error).message} (has ensureStreams run?)`, {
       cause: err,
     });
   }
-  let stopped = false;
-  const messages = await consumer.consume({
-    callback: (message) => {
-      if (!stopped) onMessage(message);
-    },
-  });
-  void messages.closed().then(
-    (err) => {
-      if (stopped) return;
-      stopped = true;
-      const why = err instanceof Error ? `: ${err.message}` : '';
-      onEnd(new BrokerError(`stopped reading ${filter}: the connection to ${serverOf(nc)} closed${why}`, { cause: err }));
-    },
-    (err: unknown) => {
-      if (stopped) return;
-      stopped = true;
-      onEnd(new BrokerError(`stopped reading ${filter} on ${serverOf(nc)}: ${(err as Error)?.message}`, { cause: err }));
-    },
-  );
+
+  const status = nc.status();
+  const stopStatus = () => (status as { stop?: () => void }).stop?.();
+  void (async () => {
+    for await (const event of status) {
+      if (stopped) break;
+      if (event.type !== 'reconnect') continue;
+      // Retire the old consumer first, so that its closing is not taken for the connection's.
+      generation++;
+      current?.remove();
+      const from: FollowStart = lastSequence === undefined ? start : { from: 'sequence', sequence: lastSequence + 1 };
+      // JetStream may still be recovering its streams: try until it answers, or the connection closes.
+      for (let delay = 100; !stopped; delay = Math.min(delay * 2, 2000)) {
+        try {
+          await open(from);
+          break;
+        } catch (err) {
+          if (nc.isClosed()) return end(`the connection to ${serverOf(nc)} closed`, err);
+          await new Promise((resolve) => setTimeout(resolve, delay));
+        }
+      }
+    }
+  })().catch(() => undefined);
+
   return {
     stop() {
       if (stopped) return;
       stopped = true;
-      void messages.close().catch(() => undefined);
-      // An ordered consumer is only cleaned up by its inactivity threshold; remove it now.
-      if (!nc.isClosed()) void consumer.delete().catch(() => undefined);
+      stopStatus();
+      current?.remove();
     },
   };
 }
