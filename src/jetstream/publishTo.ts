@@ -38,13 +38,6 @@ const DEFAULTS = {
   retryForMs: 30_000,
 } as const;
 
-interface Pending<T> {
-  readonly seq: number;
-  readonly event: T;
-  readonly data: Uint8Array;
-  acked: boolean;
-}
-
 /** What a publish needs besides its payload. */
 export interface PublishTarget {
   readonly subject: string;
@@ -59,7 +52,7 @@ export interface PublishTarget {
  * that will not change (a JetStream API error, a payload over the server's
  * limit) fails at once.
  */
-export async function publishStored(
+export function publishStored(
   nc: NatsConnection,
   target: PublishTarget,
   data: Uint8Array,
@@ -67,29 +60,46 @@ export async function publishStored(
 ): Promise<PubAck> {
   const { js } = clientsOf(nc);
   const h = headers();
-  for (const [name, value] of Object.entries(target.headers)) h.set(name, value);
+  for (const name in target.headers) h.set(name, target.headers[name]!);
+  const options = { msgID: target.msgID, headers: h, timeout: timing.ackTimeoutMs };
+  // Most publishes succeed at once: only a failure enters the retry loop.
+  return js.publish(target.subject, data, options).catch((err: unknown) => retryPublish(nc, target, data, options, timing, err));
+}
+
+/** The slow path of `publishStored`: wait, publish again, until it is stored or cannot be. */
+async function retryPublish(
+  nc: NatsConnection,
+  target: PublishTarget,
+  data: Uint8Array,
+  options: { msgID: string; headers: ReturnType<typeof headers>; timeout: number },
+  timing: { readonly ackTimeoutMs: number; readonly retryForMs: number },
+  firstFailure: unknown,
+): Promise<PubAck> {
+  const { js } = clientsOf(nc);
   const deadline = Date.now() + timing.retryForMs;
   let delay = 50;
+  let err = firstFailure;
   for (;;) {
+    const message = (err as Error)?.message ?? String(err);
+    if (nc.isClosed()) throw new BrokerError(`could not store ${target.msgID}: the connection to ${serverOf(nc)} is closed`, { cause: err });
+    const permanent = err instanceof JetStreamApiError || /payload|invalid/i.test(`${(err as Error)?.name} ${message}`);
+    if (permanent || Date.now() + delay > deadline) {
+      const why = permanent ? message : `no ack within ${timing.retryForMs} ms (${message})`;
+      throw new BrokerError(`could not store ${target.msgID} on ${serverOf(nc)} in subject ${target.subject}: ${why}`, { cause: err });
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, 1000);
     try {
-      return await js.publish(target.subject, data, { msgID: target.msgID, headers: h, timeout: timing.ackTimeoutMs });
-    } catch (err) {
-      const message = (err as Error)?.message ?? String(err);
-      if (nc.isClosed()) throw new BrokerError(`could not store ${target.msgID}: the connection to ${serverOf(nc)} is closed`, { cause: err });
-      const permanent = err instanceof JetStreamApiError || /payload|invalid/i.test(`${(err as Error)?.name} ${message}`);
-      if (permanent || Date.now() + delay > deadline) {
-        const why = permanent ? message : `no ack within ${timing.retryForMs} ms (${message})`;
-        throw new BrokerError(`could not store ${target.msgID} on ${serverOf(nc)} in subject ${target.subject}: ${why}`, { cause: err });
-      }
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      delay = Math.min(delay * 2, 1000);
+      return await js.publish(target.subject, data, options);
+    } catch (failure) {
+      err = failure;
     }
   }
 }
 
 /**
- * Writes each event of a run to JetStream as it passes, and passes it on once
- * it is stored. Before the first event a `started` record is written, after
+ * Writes each event of a run to JetStream as it passes, and passes it on.
+ * Before the first event a `started` record is written, after
  * the last one a `finished` record: `completed`, or the error with its class,
  * message, exit code, signal, stderr tail and thread id. A consumer of
  * `fromJetStream` then ends as this subscriber does.
@@ -104,9 +114,9 @@ export async function publishStored(
  * worker's next attempt supersedes the half one.
  *
  * ```
- * source:    --a----b--c------|
- * JetStream:  S--a----b--c------F        (S started, F finished)
- * output:    ---a----b--c-------|        (each event once stored; completes after F)
+ * source:    --a----b--c---|
+ * JetStream:  S--a----b--c----F        (S started, F finished, after every event's ack)
+ * output:    --a----b--c------|        (completes, or errors as the source did, once F is stored)
  * ```
  *
  * ```ts
@@ -138,10 +148,11 @@ export function publishTo(
 
   return <T extends EvoEvent | UnknownEvent>(source: Observable<T>) =>
     new Observable<T>((subscriber) => {
-      /** Events not yet passed on, in order, from `head`: the first `inFlight` after the sent ones await acks. */
-      let queue: (Pending<T> | undefined)[] = [];
+      /** Payloads not yet sent, in order, from `head`; `inFlight` more await their ack. */
+      let waiting: (Uint8Array | undefined)[] = [];
       let head = 0;
-      let nextToSend = 0;
+      /** The sequence of `waiting[head]`. */
+      let headSeq = 1;
       let inFlight = 0;
       let heldBytes = 0;
       let seq = 0;
@@ -176,42 +187,31 @@ export function publishTo(
         ...(options.worker === undefined ? {} : { worker: options.worker }),
       });
 
-      const passOn = () => {
-        while (head < queue.length && queue[head]!.acked) {
-          const item = queue[head]!;
-          queue[head++] = undefined;
-          if (!stopped) subscriber.next(item.event);
+      const acked = (data: Uint8Array) => () => {
+        inFlight--;
+        heldBytes -= data.length;
+        if (stopped) return;
+        pump();
+        finishIfDone();
+      };
+
+      const pump = () => {
+        while (!stopped && startSequence !== undefined && inFlight < maxPendingAcks && head < waiting.length) {
+          const data = waiting[head]!;
+          waiting[head++] = undefined;
+          const itemSeq = headSeq++;
+          inFlight++;
+          publishStored(nc, { subject: eventSubject, msgID: `${runId}.${attempt}.${itemSeq}`, headers: eventHeaders(itemSeq) }, data, timing).then(acked(data), fail);
         }
-        // Reclaim the passed-on prefix now and then; the queue never holds more than the window and the buffer.
-        if (head > 1024 && head * 2 > queue.length) {
-          queue = queue.slice(head);
-          nextToSend -= head;
+        // Reclaim the sent prefix now and then; what waits is bounded by maxBufferBytes.
+        if (head > 1024 && head * 2 > waiting.length) {
+          waiting = waiting.slice(head);
           head = 0;
         }
       };
 
-      const pump = () => {
-        while (!stopped && startSequence !== undefined && inFlight < maxPendingAcks && nextToSend < queue.length) {
-          const position = nextToSend++;
-          const item = queue[position]!;
-          inFlight++;
-          publishStored(nc, { subject: eventSubject, msgID: `${runId}.${attempt}.${item.seq}`, headers: eventHeaders(item.seq) }, item.data, timing).then(
-            () => {
-              inFlight--;
-              heldBytes -= item.data.length;
-              item.acked = true;
-              if (stopped) return;
-              passOn();
-              pump();
-              finishIfDone();
-            },
-            fail,
-          );
-        }
-      };
-
       const finishIfDone = () => {
-        if (stopped || finishing || !ended || startSequence === undefined || inFlight > 0 || head < queue.length) return;
+        if (stopped || finishing || !ended || startSequence === undefined || inFlight > 0 || head < waiting.length) return;
         finishing = true;
         const end = ended;
         const record = finishedRecord(end);
@@ -255,8 +255,10 @@ export function publishTo(
               ),
             );
           }
-          queue.push({ seq, event, data, acked: false });
+          waiting.push(data);
           pump();
+          // Passed on as it passes: the run's own subscriber is not held back by the broker.
+          subscriber.next(event);
         },
         error: (error: unknown) => {
           ended = { error, failed: true };

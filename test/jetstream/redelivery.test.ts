@@ -68,7 +68,7 @@ describe('redelivery and dead letters', () => {
     workers.push(second);
     const notes = await following;
     const last = notes.at(-1)!;
-    expect(last.kind).toBe('E');
+    expect(last.kind, JSON.stringify({ n: notes.length, first: first.activity, second: second.activity, err: second.stderr() })).toBe('E');
     expect(last.error).toBeInstanceOf(AttemptSupersededError);
     expect(last.error).toMatchObject({ runId, attempt: 1, nextAttempt: 2 });
     // What it emitted before is a prefix of attempt 1, nothing of attempt 2 mixed in.
