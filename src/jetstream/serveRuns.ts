@@ -114,7 +114,6 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
     };
 
     const handle = async (msg: JsMsg): Promise<void> => {
-      const attempt = msg.info.deliveryCount;
       const parsed = parseRequest(msg);
       if ('reason' in parsed) {
         await deadLetter(parsed.runId, parsed.reason, 0);
@@ -124,6 +123,9 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
       const request = parsed.request;
       const { runId } = request;
       const last = await lastStatus(nc, layout, runId);
+      // Each start is a new attempt, numbered past the last one started, even where the
+      // delivery count lags (a delivery the server took back counts for nothing there).
+      const attempt = Math.max(msg.info.deliveryCount, last?.record === 'started' ? last.attempt + 1 : 1);
       if (last?.record === 'finished' || last?.record === 'dead-letter') {
         // Its end was recorded but the ack was lost: do not run it again.
         await msg.ackAck().catch(() => undefined);
