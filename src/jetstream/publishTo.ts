@@ -154,6 +154,9 @@ export function publishTo(
       /** The sequence of `waiting[head]`. */
       let headSeq = 1;
       let inFlight = 0;
+      /** Every event up to this one is stored; `storedAbove` holds the ones stored past a gap. */
+      let storedThrough = 0;
+      const storedAbove = new Set<number>();
       let heldBytes = 0;
       let seq = 0;
       let startSequence: number | undefined;
@@ -168,7 +171,8 @@ export function publishTo(
         stopped = true;
         sourceSubscription?.unsubscribe();
         if (startSequence === undefined || nc.isClosed()) return subscriber.error(err);
-        const record = finishedRecord({ error: err, failed: true });
+        // Only the events stored without a gap count: a consumer then ends at the error, not at a hole.
+        const record = { ...finishedRecord({ error: err, failed: true }), events: storedThrough };
         void publishStored(nc, recordTarget('finished'), encodeRecord(record), { ackTimeoutMs: timing.ackTimeoutMs, retryForMs: 0 })
           .then(() => options.onFinished?.(record))
           .catch(() => undefined)
@@ -187,8 +191,10 @@ export function publishTo(
         ...(options.worker === undefined ? {} : { worker: options.worker }),
       });
 
-      const acked = (data: Uint8Array) => () => {
+      const acked = (data: Uint8Array, stored: number) => () => {
         inFlight--;
+        storedAbove.add(stored);
+        while (storedAbove.delete(storedThrough + 1)) storedThrough++;
         heldBytes -= data.length;
         if (stopped) return;
         pump();
@@ -201,7 +207,7 @@ export function publishTo(
           waiting[head++] = undefined;
           const itemSeq = headSeq++;
           inFlight++;
-          publishStored(nc, { subject: eventSubject, msgID: `${runId}.${attempt}.${itemSeq}`, headers: eventHeaders(itemSeq) }, data, timing).then(acked(data), fail);
+          publishStored(nc, { subject: eventSubject, msgID: `${runId}.${attempt}.${itemSeq}`, headers: eventHeaders(itemSeq) }, data, timing).then(acked(data, itemSeq), fail);
         }
         // Reclaim the sent prefix now and then; what waits is bounded by maxBufferBytes.
         if (head > 1024 && head * 2 > waiting.length) {
