@@ -47,6 +47,8 @@ export async function follow(
     const consumer = await js.consumers.get(stream, orderedConfig(filter, from));
     const mine = ++generation;
     const messages = await consumer.consume({
+      // Larger pulls than the client's 100: a live run arrives in bursts, and each pull is a round trip.
+      max_messages: 1000,
       callback: (message) => {
         if (stopped || mine !== generation) return;
         lastSequence = message.seq;

@@ -115,7 +115,7 @@ export function fromJetStream(nc: NatsConnection, runId: string, options: FromJe
     };
 
     const emit = (sequence: number, data: Uint8Array, resumeFrom: number) => {
-      let line = text.decode(data);
+      let line = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
       if (line.endsWith('\n')) line = line.slice(0, line.endsWith('\r\n') ? -2 : -1);
       const result = line.length > maxLineBytes ? new DecodeIssue(sequence, line, `line longer than maxLineBytes (${maxLineBytes}); dropped`) : decodeLine(line, sequence, keepUnknown);
       if (result === undefined) return;

@@ -3,6 +3,7 @@ import { JetStreamApiError, type PubAck } from '@nats-io/jetstream';
 import { Observable, type Subscription } from 'rxjs';
 import { toJsonl } from '../decode/jsonl.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
+import { AckCollector } from './acks.js';
 import { BrokerError } from './errors.js';
 import { checkAttempt, checkRunId, clientsOf, layoutOf, serverOf, type LayoutOptions } from './layout.js';
 import { encodeRecord, Headers, serializeError, utf8, type FinishedRecord, type StartedRecord } from './records.js';
@@ -29,6 +30,9 @@ export interface PublishToOptions extends LayoutOptions {
   /** Called once the `finished` record is stored: the attempt is then durable, whatever a consumer does. */
   readonly onFinished?: (record: FinishedRecord) => void;
 }
+
+/** The header JetStream de-duplicates on. */
+const MSG_ID = 'Nats-Msg-Id';
 
 const DEFAULTS = {
   attempt: 1,
@@ -58,12 +62,14 @@ export function publishStored(
   data: Uint8Array,
   timing: { readonly ackTimeoutMs: number; readonly retryForMs: number },
 ): Promise<PubAck> {
-  const { js } = clientsOf(nc);
   const h = headers();
   for (const name in target.headers) h.set(name, target.headers[name]!);
+  h.set(MSG_ID, target.msgID);
   const options = { msgID: target.msgID, headers: h, timeout: timing.ackTimeoutMs };
-  // Most publishes succeed at once: only a failure enters the retry loop.
-  return js.publish(target.subject, data, options).catch((err: unknown) => retryPublish(nc, target, data, options, timing, err));
+  // Most publishes succeed at once: only a failure enters the retry loop, through the client's own js.publish.
+  return AckCollector.of(nc)
+    .publish(target.subject, data, h, timing.ackTimeoutMs)
+    .catch((err: unknown) => retryPublish(nc, target, data, options, timing, err));
 }
 
 /** The slow path of `publishStored`: wait, publish again, until it is stored or cannot be. */
@@ -77,6 +83,14 @@ async function retryPublish(
 ): Promise<PubAck> {
   const { js } = clientsOf(nc);
   const deadline = Date.now() + timing.retryForMs;
+  if (/refused/.test((firstFailure as Error)?.message ?? '')) {
+    // The stream's own refusal: ask once more through the client, which says exactly why.
+    try {
+      return await js.publish(target.subject, data, options);
+    } catch (err) {
+      firstFailure = err;
+    }
+  }
   let delay = 50;
   let err = firstFailure;
   for (;;) {
@@ -252,7 +266,8 @@ export function publishTo(
         next: (event) => {
           if (stopped) return;
           seq++;
-          const data = utf8.encode(toJsonl(event));
+          // Buffer.from takes small strings from Node's pooled slabs, where TextEncoder allocates a buffer each.
+          const data: Uint8Array = Buffer.from(toJsonl(event), 'utf8');
           heldBytes += data.length;
           if (heldBytes > maxBufferBytes) {
             return fail(

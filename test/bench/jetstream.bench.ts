@@ -173,8 +173,10 @@ async function ours(stamps?: { gapMs: number; latencies: number[] }): Promise<nu
       publishTo(publisher, 'ours', { prefix, maxPendingAcks: WINDOW }),
     ),
   );
+  const published = performance.now();
   await remote;
   const seconds = (performance.now() - started) / 1000;
+  if (process.env['BENCH_ONLY']) console.log(`  published after ${((published - started) / 1000).toFixed(3)} s, read after ${seconds.toFixed(3)} s`);
   if (received !== expected) throw new Error(`fromJetStream received ${received} events, expected ${expected}`);
   await done();
   return seconds;
@@ -188,8 +190,9 @@ const quantiles = (xs: number[]) => {
   return { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: sorted.at(-1)! };
 };
 
-if (process.env['BENCH_ONLY'] === 'ours') {
-  for (let r = 0; r < rounds; r++) console.log('ours', await ours());
+// BENCH_ONLY=ours or raw: that variant alone, for a CPU profile.
+if (process.env['BENCH_ONLY']) {
+  for (let r = 0; r < rounds; r++) console.log(process.env['BENCH_ONLY'], process.env['BENCH_ONLY'] === 'raw' ? await raw() : await ours());
   process.exit(0);
 }
 // One untimed warm-up of each.
