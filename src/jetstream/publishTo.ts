@@ -67,9 +67,14 @@ export function publishStored(
   h.set(MSG_ID, target.msgID);
   const options = { msgID: target.msgID, headers: h, timeout: timing.ackTimeoutMs };
   // Most publishes succeed at once: only a failure enters the retry loop, through the client's own js.publish.
-  return AckCollector.of(nc)
-    .publish(target.subject, data, h, timing.ackTimeoutMs)
-    .catch((err: unknown) => retryPublish(nc, target, data, options, timing, err));
+  let first: Promise<PubAck>;
+  try {
+    first = AckCollector.of(nc).publish(target.subject, data, h, timing.ackTimeoutMs);
+  } catch (err) {
+    // A closed connection cannot even subscribe: fail as a promise, like every other failure.
+    first = Promise.reject(err);
+  }
+  return first.catch((err: unknown) => retryPublish(nc, target, data, options, timing, err));
 }
 
 /** The slow path of `publishStored`: wait, publish again, until it is stored or cannot be. */

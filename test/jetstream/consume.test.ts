@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { firstValueFrom, lastValueFrom, Subject, take, toArray } from 'rxjs';
+import { firstValueFrom, lastValueFrom, of, Subject, take, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events.js';
 import { CancelledError, DecodeError, EvoSciError, ExitError, SpawnError, TimeoutError, TruncatedStreamError } from '../../src/errors.js';
@@ -241,6 +241,15 @@ describe('an unreachable broker', () => {
     const started = Date.now();
     await expect(connectBroker(`127.0.0.1:${port}`)).rejects.toThrow(new RegExp(`127\\.0\\.0\\.1:${port}.*(refused|ECONNREFUSED)`));
     expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('fails publishTo and fromJetStream on a closed connection with a BrokerError at once', async () => {
+    const nc = await connectBroker();
+    await nc.close();
+    const event = { type: 'text', content: 'a' } as const;
+    await expect(lastValueFrom(of(event).pipe(publishTo(nc, 'closed-1')))).rejects.toThrow(/the connection to 127\.0\.0\.1:4222 is closed/);
+    const remote = await lastValueFrom(fromJetStream(nc, 'closed-1')).catch((e: unknown) => e);
+    expect(remote).toBeInstanceOf(BrokerError);
   });
 
   it('fails a publish with a BrokerError naming the server once the retry time is spent', async () => {
