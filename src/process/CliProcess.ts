@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import { startLifeline, type Lifeline } from './lifeline.js';
 import { killGroupOnExit, signalGroup } from './processGroup.js';
 import { after, type Timer } from './timers.js';
 
@@ -30,6 +31,8 @@ export interface CliProcessOptions {
   readonly stopSignals: readonly NodeJS.Signals[];
   /** Milliseconds between stop signals, and how long output may drain after the process exited. */
   readonly graceMs: number;
+  /** Start a watchdog that stops the group if this Node process dies, even by SIGKILL (see `startLifeline`). */
+  readonly lifeline?: boolean | undefined;
   readonly onStdout: (chunk: Uint8Array) => void;
   readonly onStderr: (chunk: Uint8Array) => void;
   /** The process exited; its output may still be draining. */
@@ -69,6 +72,7 @@ export class CliProcess {
   private drainTimer: Timer | undefined;
   private readonly forget: (() => void) | undefined;
   private readonly sent: NodeJS.Signals[] = [];
+  private readonly lifeline: Lifeline | undefined;
 
   constructor(
     command: string,
@@ -78,6 +82,10 @@ export class CliProcess {
     this.child = spawnCli(command, args, options);
     this.pid = this.child.pid;
     this.forget = this.pid === undefined ? undefined : killGroupOnExit(this.pid);
+    this.lifeline =
+      options.lifeline && POSIX && this.pid !== undefined
+        ? startLifeline(this.pid, options.stopSignals, options.graceMs)
+        : undefined;
     this.child.stdout?.on('data', options.onStdout);
     this.child.stderr?.on('data', options.onStderr);
     this.child.once('exit', () => this.exited());
@@ -147,6 +155,7 @@ export class CliProcess {
     this.stopTimer?.clear();
     this.drainTimer?.clear();
     this.forget?.();
+    this.lifeline?.release();
     this.options.onSettled(result);
   }
 }

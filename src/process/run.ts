@@ -54,6 +54,11 @@ export interface RunOptions extends DecodeOptions {
   readonly onExit?: (info: ExitInfo) => void;
   /** Characters of stderr kept for errors. Default 64 KiB. */
   readonly stderrTailBytes?: number;
+  /**
+   * Stop the process group even if this Node process is killed by SIGKILL, which runs no exit
+   * hook: a small watchdog process per run does it (SIGINT, then the stop signals). Default `false`.
+   */
+  readonly lifeline?: boolean;
 }
 
 /** How a run's process ended, passed to `RunOptions.onExit` on every ending. */
@@ -389,6 +394,7 @@ function subscribeRun(
       env: options.env,
       stopSignals: STOP_SIGNALS,
       graceMs: killGraceMs,
+      lifeline: options.lifeline,
       onStdout: guarded((chunk) => {
         // Once the run is ending, its output is no longer read; its stderr still is, for the resume hint.
         if (subscriber.closed || failure) return;

@@ -24,6 +24,14 @@ describe('benchmark smoke', () => {
     expect(stdout).toMatch(/p50 [\d.]+ ms {3}p90 [\d.]+ ms {3}p99 [\d.]+ ms/);
   }, 60_000);
 
+  it('jetstream.bench.ts measures both variants and the latency of each', async () => {
+    const { stdout } = await bench('jetstream.bench.ts');
+    expect(stdout).toMatch(/\(raw\) .* [\d,]+ events\/s/);
+    expect(stdout).toMatch(/\(ours\) .* [\d,]+ events\/s/);
+    expect(stdout).toMatch(/ratio \(ours \/ raw\): [\d.]+×/);
+    expect(stdout.match(/^latency \((raw |ours)\) .* p99 [\d.]+ ms/gm)).toHaveLength(2);
+  }, 60_000);
+
   it('memory.bench.ts measures each variant in its own process', async () => {
     const { stdout } = await bench('memory.bench.ts');
     expect(stdout.match(/^\| (readline|fromJsonl)/gm)).toHaveLength(3);

@@ -246,3 +246,21 @@ describe('examples/quick-start.ts', () => {
     expect(stdout.trimEnd().endsWith(`${demo.usage.totalTokens} tokens`)).toBe(true);
   });
 });
+
+describe('examples/fleet-jetstream.ts', () => {
+  it('runs a submitter, two workers and a viewer as processes, and the viewer sees every run complete', async () => {
+    const demo = truth('demo-run');
+    const { stdout } = await runExample('fleet-jetstream.ts', ['--tasks', '4', '--speed', '25']);
+
+    const submitted = [...stdout.matchAll(/^\[submitter\] submitted (\S+) /gm)].map((m) => m[1]);
+    expect(submitted).toHaveLength(4);
+    const viewed = [...stdout.matchAll(/^\[viewer\] (\S+) (.*)$/gm)];
+    expect(viewed.map((m) => m[1]).sort()).toEqual([...submitted].sort());
+    for (const m of viewed)
+      expect(m[2]).toBe(`completed: ${demo.invocations.length} tool calls, ${demo.usage.totalTokens} tokens`);
+    // Both workers took work.
+    for (const worker of ['worker 1', 'worker 2'])
+      expect(stdout).toMatch(new RegExp(`^\\[${worker}\\] started \\S+ attempt 1$`, 'm'));
+    expect(stdout.match(/^\[worker \d\] finished \S+ attempt 1 completed$/gm)).toHaveLength(4);
+  }, 60_000);
+});

@@ -1,0 +1,120 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import {
+  DiscardPolicy,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  type StreamConfig,
+  type StreamInfo,
+} from '@nats-io/jetstream';
+import { BrokerError } from './errors.js';
+import { clientsOf, layoutOf, serverOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
+
+/** Options of `ensureStreams`; every one has a default fit for one server. */
+export interface EnsureStreamsOptions extends LayoutOptions {
+  /** How long events and status records are kept. Default 7 days. */
+  readonly eventsMaxAgeMs?: number;
+  /** How long a request may wait for a worker. Default 0: until taken. */
+  readonly requestsMaxAgeMs?: number;
+  /** Largest the events stream may grow, in bytes; the oldest messages go first. Default -1: no limit. */
+  readonly eventsMaxBytes?: number;
+  /** `file` (default: survives a broker restart) or `memory`. */
+  readonly storage?: 'file' | 'memory';
+  /** Copies of each stream in a cluster. Default 1; use 3 on a cluster of three or more. */
+  readonly replicas?: number;
+  /** How long a `Nats-Msg-Id` is remembered for de-duplication. Default 2 minutes. */
+  readonly duplicateWindowMs?: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const nanos = (ms: number) => Math.round(ms * 1_000_000);
+
+/** The stream configurations `ensureStreams` writes, by stream. */
+export function streamConfigs(options: EnsureStreamsOptions = {}): {
+  layout: JetStreamLayout;
+  events: StreamConfig;
+  requests: StreamConfig;
+} {
+  const layout = layoutOf(options);
+  const storage = (options.storage ?? 'file') === 'file' ? StorageType.File : StorageType.Memory;
+  const eventsMaxAgeMs = options.eventsMaxAgeMs ?? 7 * DAY_MS;
+  const requestsMaxAgeMs = options.requestsMaxAgeMs ?? 0;
+  const duplicateWindowMs = options.duplicateWindowMs ?? 2 * 60 * 1000;
+  // JetStream refuses a duplicate window longer than the stream keeps messages.
+  const window = (maxAgeMs: number) => nanos(maxAgeMs > 0 ? Math.min(duplicateWindowMs, maxAgeMs) : duplicateWindowMs);
+  const common = {
+    storage,
+    num_replicas: options.replicas ?? 1,
+    discard: DiscardPolicy.Old,
+  };
+  const events = {
+    ...common,
+    duplicate_window: window(eventsMaxAgeMs),
+    name: layout.eventsStream,
+    subjects: [layout.runsSubjects],
+    retention: RetentionPolicy.Limits,
+    max_age: nanos(eventsMaxAgeMs),
+    max_bytes: options.eventsMaxBytes ?? -1,
+  } as StreamConfig;
+  const requests = {
+    ...common,
+    name: layout.requestsStream,
+    subjects: [layout.requestsSubject],
+    retention: RetentionPolicy.Workqueue,
+    duplicate_window: window(requestsMaxAgeMs),
+    max_age: nanos(requestsMaxAgeMs),
+  } as StreamConfig;
+  return { layout, events, requests };
+}
+
+/**
+ * Creates the two streams runs need, or updates them to these options; safe
+ * to call from every process at start-up. A stream whose retention differs
+ * (which JetStream cannot change) or whose subjects another stream holds is
+ * an error naming it.
+ *
+ * ```ts
+ * const nc = await connect({ servers: '127.0.0.1:4222' });
+ * const { eventsStream, requestsStream } = await ensureStreams(nc); // EVOSCI_EVENTS, EVOSCI_REQUESTS
+ * ```
+ */
+export async function ensureStreams(nc: NatsConnection, options: EnsureStreamsOptions = {}): Promise<JetStreamLayout> {
+  const { layout, events, requests } = streamConfigs(options);
+  const jsm = await clientsOf(nc).manager();
+  for (const config of [events, requests]) {
+    let existing: StreamInfo | undefined;
+    try {
+      existing = await jsm.streams.info(config.name);
+    } catch (err) {
+      if (!isNotFound(err)) throw brokerError(nc, `could not look up stream ${config.name}`, err);
+    }
+    try {
+      if (!existing) await jsm.streams.add(config);
+      else {
+        if (existing.config.retention !== config.retention) {
+          throw new BrokerError(
+            `stream ${config.name} exists with retention "${existing.config.retention}", not "${config.retention}"; delete it or choose another prefix`,
+          );
+        }
+        const { name, retention: _retention, storage, ...changeable } = config;
+        if (storage !== existing.config.storage) {
+          throw new BrokerError(`stream ${name} exists with storage "${existing.config.storage}", not "${storage}"`);
+        }
+        await jsm.streams.update(name, { ...existing.config, ...changeable });
+      }
+    } catch (err) {
+      if (err instanceof BrokerError) throw err;
+      throw brokerError(nc, `could not create or update stream ${config.name}`, err);
+    }
+  }
+  return layout;
+}
+
+/** A JetStream API answer of 404: no such stream, consumer or message. */
+export function isNotFound(err: unknown): boolean {
+  return err instanceof JetStreamApiError && err.status === 404;
+}
+
+export function brokerError(nc: NatsConnection, what: string, cause: unknown): BrokerError {
+  return new BrokerError(`${what} on ${serverOf(nc)}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+}

@@ -1,0 +1,47 @@
+import { EvoSciError, type EvoSciErrorDetails } from '../errors.js';
+
+/**
+ * The attempt a consumer was following was replaced by a newer one: its
+ * worker died or stopped, and the request was delivered again. The events
+ * already emitted were a half run; resubscribing follows the new attempt
+ * from its start.
+ */
+export class AttemptSupersededError extends EvoSciError {
+  static {
+    this.prototype.name = 'AttemptSupersededError';
+  }
+
+  constructor(
+    readonly runId: string,
+    readonly attempt: number,
+    readonly nextAttempt: number,
+    details: EvoSciErrorDetails = {},
+  ) {
+    super(
+      `run ${runId}: attempt ${attempt} was abandoned and attempt ${nextAttempt} started; resubscribe to follow it`,
+      details,
+    );
+  }
+}
+
+/** The run will not be run: its request was bad, or every attempt's worker died. `reason` says which. */
+export class DeadLetterError extends EvoSciError {
+  static {
+    this.prototype.name = 'DeadLetterError';
+  }
+
+  constructor(
+    readonly runId: string,
+    readonly reason: string,
+    readonly attempts: number,
+  ) {
+    super(`run ${runId} was dead-lettered: ${reason}`);
+  }
+}
+
+/** JetStream could not be used: unreachable or closed connection, a missing stream, a publish that never got its ack. */
+export class BrokerError extends EvoSciError {
+  static {
+    this.prototype.name = 'BrokerError';
+  }
+}

@@ -1,0 +1,102 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+
+/** Where runs live in JetStream: every name derives from one prefix, so that deployments (and tests) never collide. */
+export interface LayoutOptions {
+  /** The first token of every subject, and (upper-cased) the start of the stream names. Default `evosci`. */
+  readonly prefix?: string;
+}
+
+/**
+ * The subjects, streams and consumer of one deployment.
+ *
+ * ```
+ * EVOSCI_EVENTS   (limits, file)   evosci.run.<runId>.<attempt>   the events of one attempt, in order
+ *                                  evosci.run.<runId>.status      started / finished / dead-letter records
+ * EVOSCI_REQUESTS (work queue)     evosci.requests                run requests, taken by the durable `evosci-workers`
+ * ```
+ */
+export interface JetStreamLayout {
+  readonly prefix: string;
+  readonly eventsStream: string;
+  readonly requestsStream: string;
+  /** The durable pull consumer the workers share. */
+  readonly workersConsumer: string;
+  readonly requestsSubject: string;
+  /** Every subject of the events stream. */
+  readonly runsSubjects: string;
+  /** The events of one attempt of a run. */
+  attemptSubject(runId: string, attempt: number): string;
+  /** The status records of a run. */
+  statusSubject(runId: string): string;
+  /** Everything of one run: its status records and every attempt's events. */
+  runSubjects(runId: string): string;
+  /** The status records of every run. */
+  readonly allStatusSubjects: string;
+}
+
+const TOKEN = /^[A-Za-z0-9_-]+$/;
+const MAX_RUN_ID = 128;
+
+export function layoutOf(options: LayoutOptions = {}): JetStreamLayout {
+  const prefix = options.prefix ?? 'evosci';
+  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(prefix)) {
+    throw new TypeError(
+      `prefix must be subject tokens of letters, digits, "_" or "-" joined by ".", got ${JSON.stringify(prefix)}`,
+    );
+  }
+  const streamBase = prefix.toUpperCase().replace(/[^A-Z0-9_-]/g, '_');
+  return {
+    prefix,
+    eventsStream: `${streamBase}_EVENTS`,
+    requestsStream: `${streamBase}_REQUESTS`,
+    workersConsumer: `${streamBase.toLowerCase()}-workers`,
+    requestsSubject: `${prefix}.requests`,
+    runsSubjects: `${prefix}.run.>`,
+    attemptSubject: (runId, attempt) => `${prefix}.run.${runId}.${attempt}`,
+    statusSubject: (runId) => `${prefix}.run.${runId}.status`,
+    runSubjects: (runId) => `${prefix}.run.${runId}.>`,
+    allStatusSubjects: `${prefix}.run.*.status`,
+  };
+}
+
+/** A run id is one subject token: letters, digits, `_` and `-`, at most 128 characters. */
+export function checkRunId(runId: unknown): asserts runId is string {
+  if (typeof runId !== 'string' || !TOKEN.test(runId) || runId.length > MAX_RUN_ID) {
+    throw new TypeError(`run id must be 1 to ${MAX_RUN_ID} letters, digits, "_" or "-", got ${JSON.stringify(runId)}`);
+  }
+}
+
+/** An attempt is a positive integer. */
+export function checkAttempt(attempt: unknown): asserts attempt is number {
+  if (!(typeof attempt === 'number' && Number.isInteger(attempt) && attempt >= 1)) {
+    throw new TypeError(`attempt must be an integer ≥ 1, got ${String(attempt)}`);
+  }
+}
+
+interface Clients {
+  readonly js: JetStreamClient;
+  manager(): Promise<JetStreamManager>;
+}
+
+const clientsByConnection = new WeakMap<NatsConnection, Clients>();
+
+/** One JetStream client and manager per connection, made on first use. */
+export function clientsOf(nc: NatsConnection): Clients {
+  let clients = clientsByConnection.get(nc);
+  if (!clients) {
+    let manager: Promise<JetStreamManager> | undefined;
+    clients = {
+      js: jetstream(nc),
+      // No account check: a server without JetStream fails the first real request, with its own message.
+      manager: () => (manager ??= jetstreamManager(nc, { checkAPI: false })),
+    };
+    clientsByConnection.set(nc, clients);
+  }
+  return clients;
+}
+
+/** `nats://host:port` of the server a connection is on, for error messages. */
+export function serverOf(nc: NatsConnection): string {
+  return nc.getServer() || 'the NATS server';
+}

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/transport-node';
+import * as t from 'io-ts';
+import { checkRunId, layoutOf, type LayoutOptions } from './layout.js';
+import { publishStored } from './publishTo.js';
+import { Headers, utf8 } from './records.js';
+
+/**
+ * A request for one run, as queued: what a worker needs to start it. Which
+ * fields a worker honours is its choice (`ServeRunsOptions.runOptions`); by
+ * default `prompt`, `autoMode`, `resume` and `timeoutMs`.
+ */
+export const RunRequest = t.intersection([
+  t.type({ runId: t.string, prompt: t.string }),
+  t.partial({
+    workdir: t.string,
+    autoMode: t.boolean,
+    resume: t.string,
+    timeoutMs: t.number,
+    /** Anything the app's workers read, such as a project or a priority. */
+    metadata: t.record(t.string, t.string),
+  }),
+]);
+export type RunRequest = t.TypeOf<typeof RunRequest>;
+
+/** Options of `submitRun`. */
+export interface SubmitRunOptions extends LayoutOptions {
+  /** Milliseconds to wait for the stream's ack, and for how long to retry. Defaults 5000 and 30,000. */
+  readonly ackTimeoutMs?: number;
+  readonly retryForMs?: number;
+}
+
+/**
+ * Queues a run for the workers of `serveRuns` and returns its run id (a new
+ * uuid unless `request.runId` is given). The request is stored when this
+ * resolves; submitting the same run id again within the stream's duplicate
+ * window stores nothing more. Follow the run with `fromJetStream(nc, runId)`.
+ *
+ * ```ts
+ * const runId = await submitRun(nc, { prompt: 'Survey sparse attention' });
+ * const summary = await lastValueFrom(fromJetStream(nc, runId).pipe(summarize()));
+ * ```
+ */
+export async function submitRun(
+  nc: NatsConnection,
+  request: Omit<RunRequest, 'runId'> & { readonly runId?: string },
+  options: SubmitRunOptions = {},
+): Promise<string> {
+  if (typeof request?.prompt !== 'string' || request.prompt === '')
+    throw new TypeError('submitRun: prompt must be a non-empty string');
+  const runId = request.runId ?? randomUUID();
+  checkRunId(runId);
+  const full: RunRequest = { ...request, runId };
+  if (!RunRequest.is(full))
+    throw new TypeError(`submitRun: not a run request: ${JSON.stringify(request).slice(0, 200)}`);
+  const layout = layoutOf(options);
+  await publishStored(
+    nc,
+    { subject: layout.requestsSubject, msgID: `${runId}.request`, headers: { [Headers.runId]: runId } },
+    utf8.encode(JSON.stringify(full)),
+    { ackTimeoutMs: options.ackTimeoutMs ?? 5000, retryForMs: options.retryForMs ?? 30_000 },
+  );
+  return runId;
+}

@@ -1,0 +1,346 @@
+// fromJetStream on its own: resuming from a position, payloads that are not
+// events, repeats and out-of-order storage, consumers removed, errors as they
+// were raised.
+import { readFileSync } from 'node:fs';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { firstValueFrom, lastValueFrom, of, Subject, take, toArray } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EvoEvent } from '../../src/events.js';
+import {
+  CancelledError,
+  DecodeError,
+  EvoSciError,
+  ExitError,
+  SpawnError,
+  TimeoutError,
+  TruncatedStreamError,
+} from '../../src/errors.js';
+import { DecodeIssue } from '../../src/decode/decodeLine.js';
+import { run } from '../../src/process/run.js';
+import { fakeEvoSci } from '../../testing/index.js';
+import {
+  BrokerError,
+  deserializeError,
+  ensureStreams,
+  fromJetStream,
+  layoutOf,
+  positionOf,
+  publishTo,
+  serializeError,
+  type EventPosition,
+} from '../../src/jetstream/index.js';
+import { encodeRecord } from '../../src/jetstream/records.js';
+import { diagnostics, fixturePath } from '../support/collect.js';
+import { connectBroker, freePort, streamsFor, uniquePrefix } from './support.js';
+
+const research = readFileSync(fixturePath('research-run.jsonl'), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim() !== '')
+  .map((l) => JSON.parse(l) as EvoEvent);
+
+describe('fromJetStream', () => {
+  const prefix = uniquePrefix('consume');
+  const layout = layoutOf({ prefix });
+  let nc: NatsConnection;
+  let cleanup: () => Promise<void>;
+  const consumers = async () => (await jetstreamManager(nc)).consumers.list(layout.eventsStream).next();
+
+  beforeAll(async () => {
+    nc = await connectBroker();
+    cleanup = await streamsFor(nc, prefix);
+  });
+  afterAll(async () => {
+    await cleanup?.();
+    await nc?.close();
+  });
+
+  /** Writes messages of one attempt by hand, as a faulty or foreign producer would. */
+  async function writeByHand(
+    runId: string,
+    messages: { seq?: number; payload: string }[],
+    events: number,
+  ): Promise<void> {
+    const js = jetstream(nc);
+    const started = await js.publish(
+      layout.statusSubject(runId),
+      encodeRecord({ record: 'started', runId, attempt: 1, at: new Date().toISOString() }),
+    );
+    for (const { seq, payload } of messages) {
+      const h = headers();
+      h.set('EvoSci-Attempt', '1');
+      if (seq !== undefined) h.set('EvoSci-Seq', String(seq));
+      await js.publish(layout.attemptSubject(runId, 1), payload, { headers: h });
+    }
+    await js.publish(
+      layout.statusSubject(runId),
+      encodeRecord({
+        record: 'finished',
+        runId,
+        attempt: 1,
+        at: new Date().toISOString(),
+        events,
+        startSequence: started.seq,
+        outcome: 'completed',
+      }),
+    );
+  }
+
+  it('waits for a run that has not started, then replays and follows it', async () => {
+    const remote = lastValueFrom(fromJetStream(nc, 'later-1', { prefix }).pipe(toArray()));
+    await new Promise((r) => setTimeout(r, 300));
+    const local = await lastValueFrom(
+      run({ prompt: 'x', ...fakeEvoSci([{ transcript: fixturePath('research-run.jsonl') }]) }).pipe(
+        publishTo(nc, 'later-1', { prefix }),
+        toArray(),
+      ),
+    );
+    expect(local).toEqual(research);
+    expect(await remote).toEqual(research);
+    // Replayed later, the same again.
+    expect(await lastValueFrom(fromJetStream(nc, 'later-1', { prefix }).pipe(toArray()))).toEqual(research);
+  });
+
+  it('resumes from the last position seen with no gap and no repeat, while the run is live, and removes its consumers', async () => {
+    const source = new Subject<EvoEvent>();
+    const publishing = lastValueFrom(source.pipe(publishTo(nc, 'resume-1', { prefix }), toArray()));
+    const seen: EvoEvent[] = [];
+    let position: EventPosition | undefined;
+    let fed = 0;
+    const feed = (n: number) => {
+      for (const end = Math.min(research.length, fed + n); fed < end; fed++) source.next(research[fed]!);
+    };
+    feed(5);
+    // Take a few at a time, unsubscribing after each batch; the run goes on being written meanwhile.
+    for (const batch of [3, 4, 1, 7]) {
+      const got = await firstValueFrom(
+        fromJetStream(nc, 'resume-1', { prefix, ...(position ? { after: position } : {}) }).pipe(
+          take(batch),
+          toArray(),
+        ),
+      );
+      seen.push(...got);
+      position = positionOf(got.at(-1)!);
+      feed(6);
+    }
+    feed(research.length);
+    source.complete();
+    await publishing;
+    seen.push(...(await lastValueFrom(fromJetStream(nc, 'resume-1', { prefix, after: position! }).pipe(toArray()))));
+    expect(seen).toEqual(research);
+    let left = await consumers();
+    for (let i = 0; i < 20 && left.length > 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      left = await consumers();
+    }
+    expect(left).toEqual([]);
+  });
+
+  it('reports a payload that is not an event as a diagnostic and goes on', async () => {
+    const { issues, onDiagnostic } = diagnostics();
+    await writeByHand(
+      'bad-1',
+      [
+        { seq: 1, payload: '{"type": "text", "content": "a"}\n' },
+        { seq: 2, payload: 'not json at all' },
+        { seq: 3, payload: '{"type": "tool_call", "name": 7}' },
+        { payload: '{"type": "text", "content": "no header"}' },
+        { seq: 4, payload: '{"type": "some_future_event", "x": 1}' },
+        { seq: 5, payload: '{"type": "done", "content": "a", "response": "a"}' },
+      ],
+      5,
+    );
+    const events = await lastValueFrom(fromJetStream(nc, 'bad-1', { prefix, onDiagnostic }).pipe(toArray()));
+    expect(events).toEqual([
+      { type: 'text', content: 'a' },
+      { type: 'done', content: 'a', response: 'a' },
+    ]);
+    expect(issues.map((i) => [i.line, i.message.split(':')[0]])).toEqual([
+      [2, 'not JSON'],
+      [3, 'tool_call'],
+      [
+        0,
+        `message ${issues[2]!.message.match(/message (\d+)/)![1]} of stream ${layout.eventsStream} has no EvoSci-Seq header; dropped`,
+      ],
+    ]);
+    expect(issues.every((i) => i instanceof DecodeIssue)).toBe(true);
+    // strict makes the first a DecodeError, as fromJsonl does.
+    await expect(lastValueFrom(fromJetStream(nc, 'bad-1', { prefix, strict: true }))).rejects.toBeInstanceOf(
+      DecodeError,
+    );
+    // keepUnknown passes the unknown type on.
+    const kept = await lastValueFrom(
+      fromJetStream(nc, 'bad-1', { prefix, keepUnknown: true, onDiagnostic: () => undefined }).pipe(toArray()),
+    );
+    expect(kept.map((e) => e.type)).toEqual(['text', 'some_future_event', 'done']);
+  });
+
+  it('emits a repeated or out-of-order stored event once, in its place', async () => {
+    const line = (i: number) => `{"type": "text", "content": "${i}"}`;
+    await writeByHand(
+      'order-1',
+      [1, 3, 2, 2, 1, 4, 6, 5].map((seq) => ({ seq, payload: line(seq) })),
+      6,
+    );
+    const events = await lastValueFrom(fromJetStream(nc, 'order-1', { prefix }).pipe(toArray()));
+    expect(events.map((e) => (e as { content: string }).content)).toEqual(['1', '2', '3', '4', '5', '6']);
+    // Resuming from the position of event 2 (held behind 3) loses nothing.
+    const rest = await lastValueFrom(
+      fromJetStream(nc, 'order-1', { prefix, after: positionOf(events[1]!)! }).pipe(toArray()),
+    );
+    expect(rest.map((e) => (e as { content: string }).content)).toEqual(['3', '4', '5', '6']);
+  });
+
+  it('errors at a finished record whose events are not all in the stream', async () => {
+    await writeByHand('gap-1', [{ seq: 1, payload: '{"type": "text", "content": "1"}' }], 3);
+    await expect(lastValueFrom(fromJetStream(nc, 'gap-1', { prefix }))).rejects.toThrow(/events 2 to 3 are missing/);
+  });
+
+  it('ends as the local run ended, with the same error class, message and details', async () => {
+    const fake = fakeEvoSci([
+      { transcript: fixturePath('error-run.jsonl') },
+      { stderr: 'Error code: 529' },
+      { resumeHint: 'abc12345' },
+      { exit: 1 },
+    ]);
+    const failure = (p: Promise<unknown>) =>
+      p.then(
+        () => new ExitError('completed'),
+        (e: unknown) => e as ExitError,
+      );
+    const local = await failure(lastValueFrom(run({ prompt: 'x', ...fake }).pipe(publishTo(nc, 'fail-1', { prefix }))));
+    const remote = await failure(lastValueFrom(fromJetStream(nc, 'fail-1', { prefix })));
+    expect(remote).toBeInstanceOf(ExitError);
+    expect(local).toBeInstanceOf(ExitError);
+    for (const key of ['name', 'message', 'exitCode', 'signal', 'stderrTail', 'threadId'] as const)
+      expect(remote[key]).toEqual(local[key]);
+    expect(remote.threadId).toBe('abc12345');
+  });
+
+  it('fails a run with an event over the server’s max_payload with a BrokerError, which the remote consumer gets too', async () => {
+    const fake = fakeEvoSci([
+      { transcript: fixturePath('contract-example.jsonl'), count: 2 },
+      { bigLine: 2 * 1024 * 1024 },
+      { lines: ['{"type": "done", "content": "", "response": ""}'] },
+    ]);
+    const failure = (p: Promise<unknown>) =>
+      p.then(
+        () => new Error('completed'),
+        (e: unknown) => e as Error,
+      );
+    const local = await failure(lastValueFrom(run({ prompt: 'x', ...fake }).pipe(publishTo(nc, 'huge-1', { prefix }))));
+    expect(local).toBeInstanceOf(BrokerError);
+    expect(local.message).toMatch(/could not store huge-1\.1\.3 .*payload/i);
+    const remote = await failure(lastValueFrom(fromJetStream(nc, 'huge-1', { prefix }).pipe(toArray())));
+    expect(remote).toBeInstanceOf(BrokerError);
+    expect(remote.message).toBe(local.message);
+  });
+
+  it('rejects a run id that is not one subject token', () => {
+    expect(() => fromJetStream(nc, 'a.b')).toThrow(TypeError);
+    expect(() => publishTo(nc, 'a b')).toThrow(TypeError);
+  });
+});
+
+describe('the terminal record’s error codec', () => {
+  const issue = new DecodeIssue(4, '{"type": "text"}', 'text: at "content": expected string, got nothing');
+  const errors: EvoSciError[] = [
+    new SpawnError('could not start "EvoSci": ENOENT', { stderrTail: '' }),
+    new ExitError('EvoSci exited with code 1: boom', { exitCode: 1, stderrTail: 'a\nb\n', threadId: 't1' }),
+    new ExitError('EvoSci was killed by SIGKILL', { signal: 'SIGKILL' }),
+    new TruncatedStreamError('EvoSci exited 0 without a done event', { exitCode: 0 }),
+    new TimeoutError('run timed out after 10 ms', { stderrTail: 'x' }),
+    new CancelledError('run aborted'),
+    new DecodeError(issue, { exitCode: 0 }),
+    new BrokerError('could not store'),
+  ];
+  it.each(errors.map((e) => [e.name, e] as const))(
+    'gives %s back as the same class, message and details',
+    (_, error) => {
+      const back = deserializeError(JSON.parse(JSON.stringify(serializeError(error))), 'r');
+      expect(back.constructor).toBe(error.constructor);
+      for (const key of ['name', 'message', 'exitCode', 'signal', 'stderrTail', 'threadId'] as const)
+        expect(back[key]).toEqual(error[key]);
+      if (error instanceof DecodeError) expect((back as DecodeError).issue).toEqual(error.issue);
+    },
+  );
+  it('keeps the class name of an error that is not an EvoSciError', () => {
+    const back = deserializeError(serializeError(new TypeError('onDiagnostic broke')), 'r');
+    expect(back).toBeInstanceOf(EvoSciError);
+    expect(back.message).toBe('TypeError: onDiagnostic broke');
+  });
+});
+
+describe('ensureStreams', () => {
+  it('creates the streams once, with the documented defaults, and updates them on later calls', async () => {
+    const nc = await connectBroker();
+    const prefix = uniquePrefix('ensure');
+    try {
+      const layout = await ensureStreams(nc, { prefix });
+      const again = await ensureStreams(nc, { prefix, eventsMaxAgeMs: 60_000 });
+      expect(again).toMatchObject({ eventsStream: layout.eventsStream, requestsStream: layout.requestsStream });
+      const jsm = await jetstreamManager(nc);
+      const events = await jsm.streams.info(layout.eventsStream);
+      const requests = await jsm.streams.info(layout.requestsStream);
+      expect(events.config).toMatchObject({
+        subjects: [`${prefix}.run.>`],
+        retention: 'limits',
+        storage: 'file',
+        num_replicas: 1,
+        max_age: 60_000 * 1e6,
+      });
+      expect(requests.config).toMatchObject({
+        subjects: [`${prefix}.requests`],
+        retention: 'workqueue',
+        storage: 'file',
+      });
+      await jsm.streams.delete(layout.requestsStream);
+      await jsm.streams.add({ name: layout.requestsStream, subjects: [`${prefix}.requests`] });
+      await expect(ensureStreams(nc, { prefix })).rejects.toThrow(/exists with retention "limits", not "workqueue"/);
+    } finally {
+      const jsm = await jetstreamManager(nc);
+      for (const s of [`${prefix.toUpperCase()}_EVENTS`, `${prefix.toUpperCase()}_REQUESTS`])
+        await jsm.streams.delete(s).catch(() => undefined);
+      await nc.close();
+    }
+  });
+});
+
+describe('an unreachable broker', () => {
+  it('fails to connect at once, naming the server', async () => {
+    const port = await freePort();
+    const started = Date.now();
+    await expect(connectBroker(`127.0.0.1:${port}`)).rejects.toThrow(
+      new RegExp(`127\\.0\\.0\\.1:${port}.*(refused|ECONNREFUSED)`),
+    );
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('fails publishTo and fromJetStream on a closed connection with a BrokerError at once', async () => {
+    const nc = await connectBroker();
+    await nc.close();
+    const event = { type: 'text', content: 'a' } as const;
+    await expect(lastValueFrom(of(event).pipe(publishTo(nc, 'closed-1')))).rejects.toThrow(
+      /the connection to 127\.0\.0\.1:4222 is closed/,
+    );
+    const remote = await lastValueFrom(fromJetStream(nc, 'closed-1')).catch((e: unknown) => e);
+    expect(remote).toBeInstanceOf(BrokerError);
+  });
+
+  it('fails a publish with a BrokerError naming the server once the retry time is spent', async () => {
+    const nc = await connectBroker();
+    const prefix = uniquePrefix('nostream');
+    // No streams for this prefix: nothing answers the publishes.
+    const started = Date.now();
+    const error = await lastValueFrom(
+      run({ prompt: 'x', ...fakeEvoSci([{ transcript: fixturePath('contract-example.jsonl') }]) }).pipe(
+        publishTo(nc, 'lost-1', { prefix, retryForMs: 1000, ackTimeoutMs: 300 }),
+      ),
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(BrokerError);
+    expect((error as Error).message).toMatch(/could not store lost-1\.1\.started on 127\.0\.0\.1:4222/);
+    expect(Date.now() - started).toBeLessThan(5000);
+    await expect(lastValueFrom(fromJetStream(nc, 'lost-1', { prefix }))).rejects.toThrow(/has ensureStreams run\?/);
+    await nc.close();
+  });
+});

@@ -1,0 +1,37 @@
+// The fake CLI's scenarios the JetStream tests run, locally and through workers.
+import type { RunOptions } from '../../src/process/run.js';
+import { fakeEvoSci, type FakeStep } from '../../testing/index.js';
+import { fixturePath } from '../support/collect.js';
+
+export type Scenario = 'success' | 'crash' | 'error' | 'needs-input' | 'slow';
+export const SCENARIOS: readonly Scenario[] = ['success', 'crash', 'error', 'needs-input'];
+
+/** The fake CLI's steps for a scenario; `slow` paces a long run so that it can be interrupted. */
+export function scenarioSteps(scenario: Scenario): FakeStep[] {
+  switch (scenario) {
+    case 'success':
+      return [{ transcript: fixturePath('contract-example.jsonl') }, { resumeHint: 'thread-ok' }];
+    case 'crash':
+      return [
+        { transcript: fixturePath('research-run.jsonl'), count: 12 },
+        { stderr: 'Traceback: worker fell over' },
+        { kill: 'SIGKILL' },
+      ];
+    case 'error':
+      return [
+        { transcript: fixturePath('error-run.jsonl') },
+        { stderr: 'Error code: 529' },
+        { resumeHint: 'thread-err' },
+        { exit: 1 },
+      ];
+    case 'needs-input':
+      return [{ transcript: fixturePath('needs-input-approval.jsonl') }, { resumeHint: 'thread-hitl' }];
+    case 'slow':
+      return [{ transcript: fixturePath('examples/transcripts/demo-run.jsonl'), delayMs: 25 }];
+  }
+}
+
+/** `run()` options for a scenario: the prompt carries `tag`, so that its processes can be found in /proc. */
+export function scenarioRun(scenario: Scenario, tag: string, extra: Partial<RunOptions> = {}): RunOptions {
+  return { prompt: `${scenario} [${tag}]`, killGraceMs: 300, ...fakeEvoSci(scenarioSteps(scenario)), ...extra };
+}

@@ -1,0 +1,108 @@
+// What the JetStream tests share: a connection to the project's broker
+// (127.0.0.1:4222), a prefix of their own so that files never collide, and
+// clean-up of what they created.
+import { randomUUID } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { ensureStreams, layoutOf } from '../../src/jetstream/index.js';
+
+export const BROKER = process.env['EVOSCI_RX_NATS'] ?? '127.0.0.1:4222';
+
+/** A fresh prefix: `t<uuid>` cut to a subject token. */
+export function uniquePrefix(name: string): string {
+  return `t-${name}-${randomUUID().slice(0, 8)}`;
+}
+
+/** Connects, with a clear failure if the broker is not there. */
+export async function connectBroker(servers = BROKER): Promise<NatsConnection> {
+  try {
+    return await connect({ servers, timeout: 3000 });
+  } catch (err) {
+    throw new Error(`the JetStream tests need nats-server -js at ${servers}: ${(err as Error).message}`);
+  }
+}
+
+/** Creates the streams of `prefix`; the returned function deletes them. */
+export async function streamsFor(
+  nc: NatsConnection,
+  prefix: string,
+  options: { storage?: 'file' | 'memory' } = {},
+): Promise<() => Promise<void>> {
+  await ensureStreams(nc, { prefix, storage: options.storage ?? 'memory', eventsMaxAgeMs: 10 * 60 * 1000 });
+  return () => deleteStreams(nc, prefix);
+}
+
+export async function deleteStreams(nc: NatsConnection, prefix: string): Promise<void> {
+  if (nc.isClosed()) return;
+  const jsm = await jetstreamManager(nc, { checkAPI: false });
+  const layout = layoutOf({ prefix });
+  for (const name of [layout.eventsStream, layout.requestsStream])
+    await jsm.streams.delete(name).catch(() => undefined);
+}
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A nats-server of a test's own, on a free loopback port with a temporary file store. */
+export interface OwnBroker {
+  readonly url: string;
+  start(): Promise<void>;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Stops it and removes its store. */
+  dispose(): Promise<void>;
+}
+
+export async function ownBroker(): Promise<OwnBroker> {
+  const port = await freePort();
+  const store = mkdtempSync(join(tmpdir(), 'evosci-rx-nats-'));
+  const url = `127.0.0.1:${port}`;
+  let child: ChildProcess | undefined;
+  const broker: OwnBroker = {
+    url,
+    async start() {
+      child = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], {
+        stdio: 'ignore',
+      });
+      const until = Date.now() + 10_000;
+      for (;;) {
+        try {
+          const nc = await connect({ servers: url, timeout: 500, reconnect: false });
+          await jetstreamManager(nc);
+          await nc.close();
+          return;
+        } catch (err) {
+          if (Date.now() > until) throw new Error(`nats-server on ${url} did not start: ${(err as Error).message}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    },
+    async stop(signal = 'SIGTERM') {
+      const running = child;
+      child = undefined;
+      if (!running || running.exitCode !== null) return;
+      await new Promise<void>((resolve) => {
+        running.once('exit', () => resolve());
+        running.kill(signal);
+      });
+    },
+    async dispose() {
+      await broker.stop('SIGKILL');
+      rmSync(store, { recursive: true, force: true });
+    },
+  };
+  return broker;
+}
