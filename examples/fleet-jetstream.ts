@@ -115,7 +115,11 @@ async function view(): Promise<void> {
           retry({
             delay: (err: unknown) => (err instanceof AttemptSupersededError ? timer(0) : throwError(() => err)),
           }),
-          map((summary) => `completed: ${summary.invocations.length} tool calls, ${summary.usage.totalTokens} tokens`),
+          map((summary) => {
+            // Counted as the viewer counts: `task` calls are the sub-agents, not tool calls.
+            const tools = summary.invocations.filter((i) => i.name !== 'task').length;
+            return `${summary.outcome}: ${tools} tool ${tools === 1 ? 'call' : 'calls'}, ${summary.usage.totalTokens} tokens`;
+          }),
           // A failed run is a line of the view, not the end of it.
           catchError((err: unknown) => of(`failed: ${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`)),
           tap((line) => console.log(`${record.runId} ${line}`)),

@@ -257,7 +257,9 @@ describe('examples/fleet-jetstream.ts', () => {
     const viewed = [...stdout.matchAll(/^\[viewer\] (\S+) (.*)$/gm)];
     expect(viewed.map((m) => m[1]).sort()).toEqual([...submitted].sort());
     for (const m of viewed)
-      expect(m[2]).toBe(`completed: ${demo.invocations.length} tool calls, ${demo.usage.totalTokens} tokens`);
+      expect(m[2]).toBe(
+        `completed: ${demo.invocations.filter((i) => i.name !== 'task').length} tool calls, ${demo.usage.totalTokens} tokens`,
+      );
     // Both workers took work.
     for (const worker of ['worker 1', 'worker 2'])
       expect(stdout).toMatch(new RegExp(`^\\[${worker}\\] started \\S+ attempt 1$`, 'm'));
