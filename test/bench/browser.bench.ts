@@ -10,8 +10,9 @@
  * each pass is a real fetch); Debian's Chromium runs the page under
  * playwright-core. One untimed warm-up pass of each, then N rounds, the order
  * of the variants alternating between rounds, a full GC before each pass;
- * times are taken in the page from `fetch` to the last event, and medians
- * reported. Each variant must count the generator's events, or the script
+ * times are taken in the page from `fetch` to the last event, with the CPU
+ * time of the page's main thread (DevTools `ThreadTime`) beside them, and
+ * medians reported. Each variant must count the generator's events, or the script
  * aborts (exit 1). The target is printed as met / missed; the exit code does
  * not depend on it.
  *
@@ -102,14 +103,15 @@ async function serve(transcriptPath: string, bytes: number): Promise<{ url: stri
   };
 }
 
-/** One pass of a variant in the page, after a full GC. */
+/** A full collection in the page, so that one pass's garbage is not collected on another's clock. */
+function collect(page: Page): Promise<void> {
+  return page.evaluate((name) => (globalThis as unknown as Record<string, BenchPage>)[name]!.gc(), BENCH_GLOBAL);
+}
+
+/** One pass of a variant in the page. */
 function pass(page: Page, variant: Variant, url: string): Promise<PassResult> {
   return page.evaluate(
-    ([name, variantName, transcriptUrl]) => {
-      const bench = (globalThis as unknown as Record<string, BenchPage>)[name]!;
-      bench.gc();
-      return bench.run(variantName, transcriptUrl);
-    },
+    ([name, variantName, transcriptUrl]) => (globalThis as unknown as Record<string, BenchPage>)[name]!.run(variantName, transcriptUrl),
     [BENCH_GLOBAL, variant, url] as const,
   );
 }
@@ -119,6 +121,7 @@ async function profile(page: Page, url: string, variant: Variant): Promise<strin
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
+  await collect(page);
   await cdp.send('Profiler.start');
   await pass(page, variant, url);
   const { profile: cpuProfile } = await cdp.send('Profiler.stop');
@@ -151,30 +154,42 @@ async function main(): Promise<void> {
       }
     };
     const times = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
+    const cpuTimes = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
+    // CPU time of the page's main thread, from DevTools: less moved than wall-clock time by other work on a shared machine.
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Performance.enable');
+    const threadTime = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime')?.value ?? NaN;
     console.log(`rounds: 1 warm-up + ${rounds} timed, order alternating between rounds, median reported`);
     for (const variant of VARIANTS) check(variant, await pass(page, variant, url));
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? VARIANTS : [...VARIANTS].reverse();
       for (const variant of order) {
+        await collect(page);
+        const before = await threadTime();
         const result = await pass(page, variant, url);
+        cpuTimes.get(variant)!.push((await threadTime()) - before);
         check(variant, result);
         times.get(variant)!.push(result.ms / 1000);
       }
     }
+    await cdp.detach();
 
     const med = (v: Variant) => median(times.get(v)!);
+    const cpuMed = (v: Variant) => median(cpuTimes.get(v)!);
     const rows = VARIANTS.map((v) => [
       LABELS[v],
       med(v).toFixed(3),
       (transcript.bytes / MB / med(v)).toFixed(1),
       v === 'drain' ? '—' : Math.round(transcript.events / med(v)).toLocaleString('en-US'),
       v === 'drain' ? '—' : `${(med('baseline') / med(v)).toFixed(2)}×`,
+      cpuMed(v).toFixed(3),
+      v === 'drain' ? '—' : `${(cpuMed('baseline') / cpuMed(v)).toFixed(2)}×`,
     ]);
     console.log();
-    console.log(table(['variant', 'median s', 'MB/s', 'events/s', 'throughput vs baseline'], rows));
+    console.log(table(['variant', 'median s', 'MB/s', 'events/s', 'throughput vs baseline', 'main-thread CPU s', 'CPU ratio'], rows));
     console.log();
-    console.log('each round, s:');
-    for (const v of VARIANTS) console.log(`  ${LABELS[v]}: ${times.get(v)!.map((t) => t.toFixed(3)).join('  ')}`);
+    console.log('each round, wall-clock s (main-thread CPU s):');
+    for (const v of VARIANTS) console.log(`  ${LABELS[v]}: ${times.get(v)!.map((t, i) => `${t.toFixed(3)} (${cpuTimes.get(v)![i]!.toFixed(3)})`).join('  ')}`);
     const ratio = med('baseline') / med('fromJsonl');
     if (!smoke) console.log(`\ntarget fromJsonl throughput ≥ 1.0× of baseline: ${ratio.toFixed(2)}× — ${ratio >= 1 ? 'met' : 'MISSED'}`);
     if (flags.profile) {
