@@ -20,6 +20,7 @@
  * npx tsx test/bench/browser.bench.ts                # 100 MB, 5 rounds
  * npx tsx test/bench/browser.bench.ts --mb 20 --rounds 9
  * npx tsx test/bench/browser.bench.ts --smoke        # ~2 MB, 1 round, for CI
+ * npx tsx test/bench/browser.bench.ts --breakdown    # also fromJsonl's stages timed one by one, on the body held in memory
  * npx tsx test/bench/browser.bench.ts --profile      # also CPU profiles of one baseline and one fromJsonl pass (test/bench/.data/*.cpuprofile)
  * ```
  */
@@ -43,6 +44,7 @@ const { values: flags } = parseArgs({
     mb: { type: 'string' },
     smoke: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    breakdown: { type: 'boolean', default: false },
   },
 });
 const smoke = flags.smoke === true;
@@ -192,6 +194,11 @@ async function main(): Promise<void> {
     for (const v of VARIANTS) console.log(`  ${LABELS[v]}: ${times.get(v)!.map((t, i) => `${t.toFixed(3)} (${cpuTimes.get(v)![i]!.toFixed(3)})`).join('  ')}`);
     const ratio = med('baseline') / med('fromJsonl');
     if (!smoke) console.log(`\ntarget fromJsonl throughput ≥ 1.0× of baseline: ${ratio.toFixed(2)}× — ${ratio >= 1 ? 'met' : 'MISSED'}`);
+    if (flags.breakdown) {
+      const stages = await page.evaluate(([name, u, n]) => (globalThis as unknown as Record<string, BenchPage>)[name]!.breakdown(u, n), [BENCH_GLOBAL, url, Math.max(rounds, 3)] as const);
+      console.log('\nstages on the body held in memory, median ms:');
+      for (const [stage, ms] of Object.entries(stages)) console.log(`  ${ms.toFixed(0).padStart(6)}  ${stage}`);
+    }
     if (flags.profile) {
       for (const variant of ['baseline', 'fromJsonl'] as const) console.log(`CPU profile of one ${variant} pass: ${await profile(page, url, variant)}`);
     }

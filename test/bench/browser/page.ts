@@ -1,6 +1,7 @@
 // The browser benchmark's page: each variant reads a fresh fetch body of the
 // transcript and counts its events.
-import { fromJsonl } from 'evosci-rx/events';
+import { Observable } from 'rxjs';
+import { decodeLine, eventCodecs, fromJsonl } from 'evosci-rx/events';
 import { BENCH_GLOBAL, type BenchPage, type PassResult, type Variant } from './protocol.js';
 
 async function body(url: string): Promise<ReadableStream<Uint8Array<ArrayBuffer>>> {
@@ -62,11 +63,129 @@ async function library(url: string): Promise<number> {
 
 const variants: Record<Variant, (url: string) => Promise<number>> = { drain, baseline, fromJsonl: library };
 
+/** What a chunked body is: its chunks as fetch delivered them, and its lines. */
+interface Held {
+  readonly chunks: readonly Uint8Array[];
+  readonly lines: readonly string[];
+}
+
+async function hold(url: string): Promise<Held> {
+  const chunks: Uint8Array[] = [];
+  const reader = (await body(url)).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+  }
+  const lines: string[] = [];
+  const utf8 = new TextDecoder();
+  let carry = '';
+  for (const chunk of chunks) {
+    const text = carry + utf8.decode(chunk, { stream: true });
+    let start = 0;
+    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+      lines.push(text.slice(start, end));
+      start = end + 1;
+    }
+    carry = text.slice(start);
+  }
+  return { chunks, lines };
+}
+
+const LF = 0x0a;
+const BATCH = 64 * 1024;
+
+/** The stages, each alone; what each returns keeps its work from being optimised away. */
+const stages: Readonly<Record<string, (held: Held) => number>> = {
+  'UTF-8 decode, streaming (as TextDecoderStream)': ({ chunks }) => {
+    const utf8 = new TextDecoder();
+    let n = 0;
+    for (const chunk of chunks) n += utf8.decode(chunk, { stream: true }).length;
+    return n;
+  },
+  'UTF-8 decode, cut at newlines in 64 KiB batches (as JsonlDecoder)': ({ chunks }) => {
+    const utf8 = new TextDecoder();
+    let n = 0;
+    for (const chunk of chunks) {
+      for (let start = 0; start < chunk.length; ) {
+        let cut = chunk.length - start > BATCH ? chunk.lastIndexOf(LF, start + BATCH - 1) : chunk.lastIndexOf(LF);
+        if (cut < start) cut = chunk.indexOf(LF, start + BATCH);
+        if (cut === -1) break;
+        n += utf8.decode(chunk.subarray(start, cut + 1)).length;
+        start = cut + 1;
+      }
+    }
+    return n;
+  },
+  'JSON.parse of each line': ({ lines }) => {
+    let n = 0;
+    for (const line of lines) if (typeof (JSON.parse(line) as { type?: unknown }).type === 'string') n++;
+    return n;
+  },
+  'JSON.parse + the codec guard, eventCodecs[type].is': ({ lines }) => {
+    let n = 0;
+    for (const line of lines) {
+      const value = JSON.parse(line) as { type: string };
+      if ((eventCodecs as Record<string, { is(v: unknown): boolean }>)[value.type]?.is(value)) n++;
+    }
+    return n;
+  },
+  'decodeLine of each line': ({ lines }) => {
+    let n = 0;
+    for (let i = 0; i < lines.length; i++) if (decodeLine(lines[i]!, i + 1) !== undefined) n++;
+    return n;
+  },
+  'one rxjs next() per line': ({ lines }) => {
+    let n = 0;
+    new Observable<string>((subscriber) => {
+      for (const line of lines) subscriber.next(line);
+      subscriber.complete();
+    }).subscribe(() => n++);
+    return n;
+  },
+  'baseline: streaming decode + split + JSON.parse': ({ chunks }) => {
+    const utf8 = new TextDecoder();
+    let carry = '';
+    let n = 0;
+    for (const chunk of chunks) {
+      const text = carry + utf8.decode(chunk, { stream: true });
+      let start = 0;
+      for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+        if (typeof (JSON.parse(text.slice(start, end)) as { type?: unknown }).type === 'string') n++;
+        start = end + 1;
+      }
+      carry = text.slice(start);
+    }
+    return n;
+  },
+  'fromJsonl over the same chunks': ({ chunks }) => {
+    let n = 0;
+    fromJsonl(chunks).subscribe(() => n++);
+    return n;
+  },
+};
+
 const page: BenchPage = {
   async run(variant, url): Promise<PassResult> {
     const t0 = performance.now();
     const events = await variants[variant](url);
     return { events, ms: performance.now() - t0 };
+  },
+  async breakdown(url, rounds) {
+    const held = await hold(url);
+    const times = new Map<string, number[]>();
+    for (let r = 0; r < rounds; r++) {
+      for (const [name, stage] of Object.entries(stages)) {
+        page.gc();
+        const t0 = performance.now();
+        stage(held);
+        const list = times.get(name) ?? [];
+        list.push(performance.now() - t0);
+        times.set(name, list);
+      }
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+    return Object.fromEntries([...times].map(([name, xs]) => [name, median(xs)]));
   },
   gc() {
     const gc = (globalThis as { gc?: () => void }).gc;
