@@ -138,9 +138,14 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
     expect(pid).toBeTypeOf('number');
     expect(isAlive(pid!)).toBe(true);
 
-    await card.getByTestId('cancel').click();
+    // The server answers the page's DELETE once the process has exited.
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'DELETE' && new URL(r.url()).pathname === `/runs/${run.id}`),
+      card.getByTestId('cancel').click(),
+    ]);
+    expect(await response.json()).toMatchObject({ state: 'cancelled', exited: true });
+    expect(await gone(pid!, 1000)).toBe(true);
     await waitForState(card, 'cancelled');
-    expect(await gone(pid!)).toBe(true);
     expect(await info(run.id)).toMatchObject({ state: 'cancelled', exited: true });
     expect(await card.getByTestId('cancel').isDisabled()).toBe(true);
     // The stream ended without `done`.

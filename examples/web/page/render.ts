@@ -171,6 +171,7 @@ export class RunCard {
   private readonly summary = h('section', { class: 'summary', 'data-testid': 'summary', hidden: '' });
   private readonly notes = h('ul', { class: 'errors', 'data-testid': 'notes' });
   private runError: string | undefined;
+  private exited = false;
 
   constructor(info: RunInfo, onCancel: (card: RunCard) => void) {
     this.cancelButton.addEventListener('click', () => {
@@ -261,7 +262,9 @@ export class RunCard {
   setInfo(info: RunInfo): void {
     this.state.textContent = info.state;
     this.state.className = `state ${info.state}`;
-    this.pid.textContent = info.pid === undefined ? '' : `pid ${info.pid}${info.exited ? ' (exited)' : ''}`;
+    // Answers can cross: once the process is known to have exited, it stays so.
+    this.exited ||= info.exited;
+    this.pid.textContent = info.pid === undefined ? '' : `pid ${info.pid}${this.exited ? ' (exited)' : ''}`;
     this.cancelButton.disabled = info.state !== 'running';
     if (info.error !== undefined && info.error !== this.runError) this.note(info.error);
     this.runError = info.error;
