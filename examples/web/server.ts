@@ -88,7 +88,7 @@ export async function startDashboardServer(options: DashboardServerOptions = {})
   ]);
   const runs = new Runs(options);
 
-  const streamEvents = (req: IncomingMessage, res: ServerResponse, id: string) => {
+  const streamEvents = (res: ServerResponse, id: string) => {
     const live = runs.get(id);
     if (!live) throw new HttpError(404, `no run ${id}`);
     res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' });
@@ -114,7 +114,7 @@ export async function startDashboardServer(options: DashboardServerOptions = {})
     const [, id = '', events] = match;
     if (events) {
       if (method !== 'GET') throw new HttpError(405, `${method} not allowed`);
-      return streamEvents(req, res, id);
+      return streamEvents(res, id);
     }
     const live = runs.get(id);
     if (!live) throw new HttpError(404, `no run ${id}`);
