@@ -108,7 +108,9 @@ function runTask(row: Row): Observable<Change> {
           merge(
             shared.pipe(
               pairToolCalls(),
-              // Snapshots repeat as calls are re-sent and finish; count each invocation once.
+              // `task` calls start sub-agents: counted as tool calls nowhere, as in the viewer's summary.
+              filter((invocation) => invocation.name !== 'task'),
+              // Snapshots repeat as a call changes and finishes; count each invocation once.
               scan((keys, invocation) => keys.add(invocation.key), new Set<string>()),
               map((keys) => keys.size),
               distinctUntilChanged(),
@@ -125,7 +127,9 @@ function runTask(row: Row): Observable<Change> {
     );
   }).pipe(
     // One failed task must not stop the fleet.
-    catchError((err: unknown) => of<Patch>({ state: 'failed', error: err instanceof Error ? err.message : String(err) })),
+    catchError((err: unknown) =>
+      of<Patch>({ state: 'failed', error: err instanceof Error ? err.message : String(err) }),
+    ),
     map((patch) => ({ id: row.id, patch })),
   );
 }
@@ -174,7 +178,9 @@ process.exitCode = interrupted ? 130 : rows.some((r) => r.state === 'failed') ? 
 
 function table(note?: string): string {
   const promptWidth = Math.max(12, Math.min(48, (process.stdout.columns ?? 100) - 40));
-  const header = pc.bold(`${'#'.padStart(3)}  ${'task'.padEnd(promptWidth)}  ${'state'.padEnd(9)}  ${'tools'.padStart(5)}  ${'tokens'.padStart(9)}`);
+  const header = pc.bold(
+    `${'#'.padStart(3)}  ${'task'.padEnd(promptWidth)}  ${'state'.padEnd(9)}  ${'tools'.padStart(5)}  ${'tokens'.padStart(9)}`,
+  );
   const lines = rows.map(
     (row) =>
       `${String(row.id).padStart(3)}  ${fit(row.prompt, promptWidth)}  ${paint(row.state, row.state.padEnd(9))}  ${String(row.tools).padStart(5)}  ${tokens(row.tokens).padStart(9)}`,
@@ -189,7 +195,8 @@ function table(note?: string): string {
 }
 
 function statusLine(row: Row): string {
-  const counts = row.state === 'running' ? '' : `  ${row.tools} tool calls, ${tokens(row.tokens)} tokens`;
+  const calls = `${row.tools} tool ${row.tools === 1 ? 'call' : 'calls'}`;
+  const counts = row.state === 'running' ? '' : `  ${calls}, ${tokens(row.tokens)} tokens`;
   return `task ${row.id} ${paint(row.state, row.state)}${counts}`;
 }
 

@@ -13,8 +13,16 @@ const summary = await lastValueFrom(
     // One process shared by three views of it: a run is cold, each subscription starts one.
     connect((events$) =>
       merge(
-        events$.pipe(ofType('text'), tap((e) => process.stdout.write(e.content)), ignoreElements()),
-        events$.pipe(pairToolCalls(), tap((tool) => console.log(tool.status, tool.name)), ignoreElements()),
+        events$.pipe(
+          ofType('text'),
+          tap((e) => process.stdout.write(e.content)),
+          ignoreElements(),
+        ),
+        events$.pipe(
+          pairToolCalls(),
+          tap((tool) => console.log(tool.status, tool.name)),
+          ignoreElements(),
+        ),
         events$.pipe(summarize()),
       ),
     ),

@@ -61,14 +61,18 @@ try {
 async function record(path: string, prompt: string, fakeSpeed: number): Promise<void> {
   const pacing = fakeSpeed === 0 ? {} : livePacing(fakeSpeed);
   const { fake, ...cli } = evosciCommand([{ transcript: transcript('demo-run.jsonl'), ...pacing }]);
-  console.log(`recording ${fake ? pc.dim(`(fake EvoSci at ${fakeSpeed === 0 ? 'full speed' : `${fakeSpeed}x`}) `) : ''}to ${path}`);
+  console.log(
+    `recording ${fake ? pc.dim(`(fake EvoSci at ${fakeSpeed === 0 ? 'full speed' : `${fakeSpeed}x`}) `) : ''}to ${path}`,
+  );
   // Opened up front: a bad path fails before the run starts.
   const out = createWriteStream(path, { fd: openSync(path, 'w') });
   const closed = new Promise<void>((resolve, reject) => out.on('close', () => resolve()).on('error', reject));
   // `defer`: the clock starts when the run does, once per subscription.
   const timed$: Observable<Timed> = defer(() => {
     const start = performance.now();
-    return run({ prompt, ...cli }).pipe(map((event) => ({ ...event, elapsed_ms: Math.round(performance.now() - start) })));
+    return run({ prompt, ...cli }).pipe(
+      map((event) => ({ ...event, elapsed_ms: Math.round(performance.now() - start) })),
+    );
   });
   try {
     const n = await lastValueFrom(
@@ -83,14 +87,18 @@ async function record(path: string, prompt: string, fakeSpeed: number): Promise<
     console.log(`recorded ${n} events`);
   } catch (err) {
     await closed;
-    console.error(pc.red(`run failed, events so far are in ${path}: ${err instanceof Error ? err.message : String(err)}`));
+    console.error(
+      pc.red(`run failed, events so far are in ${path}: ${err instanceof Error ? err.message : String(err)}`),
+    );
     process.exitCode = 1;
   }
 }
 
 async function replay(path: string, times: number): Promise<void> {
   console.log(`replaying ${path} ${times === 0 ? 'as fast as possible' : `at ${times}x`}`);
-  const events$ = fromJsonl(createReadStream(path), { onDiagnostic: (issue) => console.warn(pc.yellow(`${issue}`)) });
+  const events$ = fromJsonl(createReadStream(path), {
+    onDiagnostic: (issue) => console.warn(pc.yellow(issue.toString())),
+  });
   const paced$ =
     times === 0
       ? events$
@@ -99,7 +107,9 @@ async function replay(path: string, times: number): Promise<void> {
           // Wait until each event's own time rather than the gap since the
           // previous one, so the pauses do not add up timer overshoot.
           return events$.pipe(
-            concatMap((event) => timer(Math.max(0, start + elapsedOf(event) / times - performance.now())).pipe(map(() => event))),
+            concatMap((event) =>
+              timer(Math.max(0, start + elapsedOf(event) / times - performance.now())).pipe(map(() => event)),
+            ),
           );
         });
   const started = performance.now();

@@ -7,16 +7,20 @@ import {
   type UnknownEvent,
 } from '../src/events.js';
 
-
 /** An event made inside a sub-agent: what a delegation's `events$` carries. */
 export type SubagentEvent = SubagentToolCallEvent | SubagentToolResultEvent | SubagentTextEvent;
 
 /** The state of one delegation, as `DelegationTracker` keeps it. */
 export interface Delegation {
-  /** The id of the `task` tool call that started it, or `subagent#n` when none was seen. */
+  /** Its `instance_id`; else the id of the `task` call that started it; else `subagent#n`. */
   readonly key: string;
+  /** The producer's id of this delegation (0.2.x); `undefined` in streams without one. */
+  readonly instanceId: string | undefined;
   /** The latest name: a second `subagent_start` replaces a placeholder. */
   name: string;
+  /** The `subagent_type` of its `task` call. */
+  subagentType: string | undefined;
+  /** The `description` of its `subagent_start`, else (0.2.x sends `""` there) of its `task` call. */
   description: string;
   /** The `task` call's id, when one was seen. */
   readonly taskCallId: string | undefined;
@@ -25,8 +29,9 @@ export interface Delegation {
   /** Its `task` result has arrived: the next `subagent_end` of its name is its own. */
   ending: boolean;
   open: boolean;
+  /** Its `subagent_end` arrived (rather than the stream ending first). */
+  ended: boolean;
 }
-
 
 /** What `DelegationTracker` reports. */
 export interface DelegationSink {
@@ -38,10 +43,18 @@ export interface DelegationSink {
 /** The name the producer gives a sub-agent before it knows the real one. */
 const PLACEHOLDER = 'sub-agent';
 
-
 interface TaskCall {
   readonly id: string;
   subagentType: string | undefined;
+  description: string | undefined;
+}
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/** The `instance_id` of a sub-agent event, when it has one that can identify it. */
+function instanceOf(event: { readonly instance_id?: string | number }): string | undefined {
+  const id = event.instance_id;
+  return id === undefined || id === '' ? undefined : String(id);
 }
 
 interface State {
@@ -50,13 +63,24 @@ interface State {
   /** Sub-agent tool calls still open, by name: where an id-less result goes. */
   readonly openCalls: Map<string, number>;
   readonly instanceIds: Set<string | number>;
+  /** Start order, across both kinds. */
+  readonly order: number;
 }
 
 /**
  * Which delegation each sub-agent event belongs to. Shared by
  * `groupSubagents` and `summarize`.
  *
- * A delegation is keyed by the `task` tool call that started it. Its
+ * Streams of EvoScientist 0.2.x name each delegation: its `subagent_start`
+ * carries an `instance_id` and the id of the `task` call that started it
+ * (`tool_call_id`), and every later event of it carries the same
+ * `instance_id`. Such a delegation is keyed by its instance; its events go to
+ * it whatever their order, and its `subagent_end` ends it, before or after
+ * the task's result. The task call's `args` give its `subagentType` and
+ * `description`.
+ *
+ * Streams without instance ids (older producers, other tools) are grouped by
+ * name. A delegation is then keyed by the `task` tool call that started it. Its
  * `subagent_start` is matched to a task call not yet started (one whose
  * `subagent_type` is that name first); a `subagent_start` with no such call
  * renames the open delegation it belongs to (the one whose task names it, else
@@ -72,7 +96,9 @@ interface State {
  * starts a delegation of its own: no event is dropped.
  */
 export class DelegationTracker {
-  /** Open delegations, in start order. */
+  /** Open delegations known by instance id. */
+  private readonly instances = new Map<string, State>();
+  /** Open delegations without one, in start order: grouped by name. */
   private readonly open: State[] = [];
   private readonly tasks = new Map<string, TaskCall>();
   /** Task calls not yet matched to a `subagent_start`, oldest first. */
@@ -82,6 +108,7 @@ export class DelegationTracker {
   /** Sub-agent call ids of open delegations. */
   private readonly callOwners = new Map<string, State>();
   private implicit = 0;
+  private started = 0;
 
   constructor(private readonly sink: DelegationSink) {}
 
@@ -94,33 +121,78 @@ export class DelegationTracker {
       case 'tool_result':
         if (event.name === 'task') this.taskResult(event.id ?? '', event.success);
         return;
-      case 'subagent_start':
-        return this.start(event.name, event.description);
-      case 'subagent_end':
+      case 'subagent_start': {
+        const instance = instanceOf(event);
+        if (instance === undefined) return this.start(event.name, event.description);
+        return this.startInstance(instance, event.name, event.description, event.tool_call_id ?? '');
+      }
+      case 'subagent_end': {
+        const state = this.instances.get(instanceOf(event) ?? '');
+        if (state) return this.close(state);
         return this.end(event.name);
+      }
       case 'subagent_tool_call':
       case 'subagent_tool_result':
-      case 'subagent_text':
+      case 'subagent_text': {
+        const state = this.instances.get(instanceOf(event) ?? '');
+        if (state) return this.deliver(state, event);
         return this.route(event);
+      }
       default:
         return;
     }
   }
 
-  /** Ends every open delegation, oldest first. */
+  /** Ends every open delegation, in start order. */
   finish(): void {
-    for (const state of [...this.open]) this.close(state);
+    const open = [...this.instances.values(), ...this.open];
+    open.sort((a, b) => a.order - b.order);
+    for (const state of open) this.close(state, false);
+  }
+
+  private startInstance(instance: string, name: string, description: string, taskCallId: string): void {
+    const known = this.instances.get(instance);
+    if (known) {
+      // The same delegation announced again: it keeps its identity, takes the latest name.
+      known.delegation.name = name;
+      return;
+    }
+    let at = taskCallId === '' ? -1 : this.pending.findIndex((task) => task.id === taskCallId);
+    if (at === -1 && taskCallId === '') at = this.pending.findIndex((task) => task.subagentType === name);
+    const task = at === -1 ? this.tasks.get(taskCallId) : this.pending.splice(at, 1)[0];
+    const state = this.begin(
+      name,
+      description,
+      task ?? (taskCallId === '' ? undefined : this.taskOf(taskCallId)),
+      instance,
+    );
+    this.instances.set(instance, state);
+  }
+
+  /** A task call the start names but that was not seen (it came before a `--resume`): known by its id only. */
+  private taskOf(id: string): TaskCall {
+    const task: TaskCall = { id, subagentType: undefined, description: undefined };
+    this.tasks.set(id, task);
+    return task;
   }
 
   private taskCall(id: string, args: Readonly<Record<string, unknown>>): void {
     if (this.finished.has(id)) return;
-    const subagentType = typeof args['subagent_type'] === 'string' ? args['subagent_type'] : undefined;
+    const subagentType = text(args['subagent_type']);
+    const description = text(args['description']);
     const known = id === '' ? undefined : this.tasks.get(id);
     if (known) {
       known.subagentType = subagentType ?? known.subagentType;
+      known.description = description ?? known.description;
+      // A delegation already started from it learns what the call says.
+      for (const state of [...this.instances.values(), ...this.open]) {
+        if (state.task !== known) continue;
+        state.delegation.subagentType = known.subagentType;
+        if (state.delegation.description === '') state.delegation.description = known.description ?? '';
+      }
       return;
     }
-    const task: TaskCall = { id, subagentType };
+    const task: TaskCall = { id, subagentType, description };
     if (id !== '') this.tasks.set(id, task);
     this.pending.push(task);
   }
@@ -139,9 +211,13 @@ export class DelegationTracker {
       state.delegation.ending = true;
       return;
     }
+    // Its delegation is known by instance and ends at its own subagent_end, before or after this.
+    if ([...this.instances.values()].some((s) => s.task?.id === id)) return;
     // A task that ended without starting a sub-agent (it failed first): it will start none.
     const waiting = this.pending.findIndex((task) => task.id === id);
-    this.forget(waiting === -1 ? { id, subagentType: undefined } : this.pending.splice(waiting, 1)[0]);
+    this.forget(
+      waiting === -1 ? { id, subagentType: undefined, description: undefined } : this.pending.splice(waiting, 1)[0],
+    );
   }
 
   /** A task call that will start no delegation. */
@@ -178,18 +254,23 @@ export class DelegationTracker {
     this.begin(name, description, undefined);
   }
 
-  private begin(name: string, description: string, task: TaskCall | undefined): State {
+  private begin(name: string, description: string, task: TaskCall | undefined, instance?: string): State {
+    const taskCallId = task && task.id !== '' ? task.id : undefined;
     const delegation: Delegation = {
-      key: task && task.id !== '' ? task.id : `subagent#${++this.implicit}`,
+      key: instance ?? taskCallId ?? `subagent#${++this.implicit}`,
+      instanceId: instance,
       name,
-      description,
-      taskCallId: task && task.id !== '' ? task.id : undefined,
+      subagentType: task?.subagentType,
+      // 0.2.x sends an empty description on the start: the task call's then says what it is.
+      description: description !== '' ? description : (task?.description ?? ''),
+      taskCallId,
       events: 0,
       ending: false,
       open: true,
+      ended: false,
     };
-    const state: State = { delegation, task, openCalls: new Map(), instanceIds: new Set() };
-    this.open.push(state);
+    const state: State = { delegation, task, openCalls: new Map(), instanceIds: new Set(), order: this.started++ };
+    if (instance === undefined) this.open.push(state);
     this.sink.start(delegation);
     return state;
   }
@@ -204,7 +285,8 @@ export class DelegationTracker {
     if (state) this.close(state);
   }
 
-  private close(state: State): void {
+  private close(state: State, ended = true): void {
+    if (state.delegation.instanceId !== undefined) this.instances.delete(state.delegation.instanceId);
     const at = this.open.indexOf(state);
     if (at !== -1) this.open.splice(at, 1);
     for (const [id, owner] of this.callOwners) if (owner === state) this.callOwners.delete(id);
@@ -213,6 +295,7 @@ export class DelegationTracker {
       this.finished.add(state.task.id);
     }
     state.delegation.open = false;
+    state.delegation.ended = ended;
     this.sink.end(state.delegation);
   }
 
@@ -229,6 +312,10 @@ export class DelegationTracker {
     } else if (event.instance_id !== undefined) {
       state.instanceIds.add(event.instance_id);
     }
+    this.deliver(state, event);
+  }
+
+  private deliver(state: State, event: SubagentEvent): void {
     state.delegation.events++;
     this.sink.event(state.delegation, event);
   }

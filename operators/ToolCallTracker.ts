@@ -8,13 +8,16 @@ import {
   type UnknownEvent,
 } from '../src/events.js';
 
-
 /**
  * One tool invocation as `pairToolCalls` sees it at one moment. Each snapshot
  * is a new object; a later snapshot with the same `key` supersedes it.
  */
 export interface ToolInvocation {
-  /** Unique per invocation within a run: the wire id (prefixed by the sub-agent for its calls), or `#n` for a call without one. */
+  /**
+   * Unique per invocation within a run: the JSON of `[instanceId, subagent,
+   * id]` (`null` where absent), so that no id, name or instance can make two
+   * scopes' keys meet; a call without an id has a number there instead.
+   */
   readonly key: string;
   /** The id as on the wire; `''` when the producer sent none. */
   readonly id: string;
@@ -23,12 +26,18 @@ export interface ToolInvocation {
   readonly args: Readonly<Record<string, unknown>>;
   /** The sub-agent that made the call; absent for the main agent's calls. */
   readonly subagent?: string;
-  /** `unfinished`: the stream ended before its result. */
-  readonly status: 'running' | 'succeeded' | 'failed' | 'unfinished';
+  /** The `instance_id` of that sub-agent, where the stream has one. */
+  readonly instanceId?: string;
+  /**
+   * `unfinished`: the stream ended before its result. `awaiting-input`: the
+   * stream ended with the run asking about this call (an `interrupt` naming
+   * it, or an `ask_user` answering it): a run with `resume` answers it.
+   */
+  readonly status: 'running' | 'succeeded' | 'failed' | 'unfinished' | 'awaiting-input';
   /** The result's content, once it has arrived. */
   readonly result?: string;
   readonly success?: boolean;
-  /** The latest call event; absent only for a result whose call was never seen. */
+  /** The latest call event; absent only for a result whose call was never seen (made before a `--resume`). */
   readonly callEvent?: ToolCallEvent | SubagentToolCallEvent;
   readonly resultEvent?: ToolResultEvent | SubagentToolResultEvent;
   /** Scheduler time of the first call event, and of the result or the end of the stream. */
@@ -36,60 +45,83 @@ export interface ToolInvocation {
   readonly endedAt?: number;
 }
 
-/**
- * Whether two values parsed from JSON are equal, compared in place: cheaper
- * than comparing `JSON.stringify` output, which allocates both strings.
- */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const x = a as Record<string, unknown>;
-  const y = b as Record<string, unknown>;
-  let keys = 0;
-  for (const key in x) {
-    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
-    keys++;
-  }
-  for (const _ in y) keys--;
-  return keys === 0;
-}
-
 type Call = ToolCallEvent | SubagentToolCallEvent;
 type Result = ToolResultEvent | SubagentToolResultEvent;
 
-/** Every snapshot is built here, with one property order, so they all share one object shape. */
-function snapshot(
-  key: string,
-  id: string,
-  name: string,
-  args: Readonly<Record<string, unknown>>,
-  subagent: string | undefined,
-  status: ToolInvocation['status'],
-  callEvent: Call | undefined,
-  startedAt: number,
-  resultEvent?: Result,
-  endedAt?: number,
-): ToolInvocation {
-  return {
-    key,
-    id,
-    name,
-    args,
-    subagent,
-    status,
-    result: resultEvent?.content,
-    success: resultEvent?.success,
-    callEvent,
-    resultEvent,
-    startedAt,
-    endedAt,
-  };
+/**
+ * Whether two values parsed from JSON are equal, compared in place without
+ * recursion: arguments nest as deep as the producer likes, and a deep value
+ * must cost time, never the stack.
+ */
+function sameJson(first: unknown, second: unknown): boolean {
+  const pending: unknown[] = [first, second];
+  while (pending.length > 0) {
+    const b = pending.pop();
+    const a = pending.pop();
+    if (a === b) continue;
+    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+    if (Array.isArray(a)) {
+      if (!Array.isArray(b) || a.length !== b.length) return false;
+      for (let i = 0; i < a.length; i++) pending.push(a[i], b[i]);
+      continue;
+    }
+    if (Array.isArray(b)) return false;
+    const x = a as Record<string, unknown>;
+    const y = b as Record<string, unknown>;
+    let keys = 0;
+    for (const key in x) {
+      if (!Object.hasOwn(y, key)) return false;
+      pending.push(x[key], y[key]);
+      keys++;
+    }
+    for (const _ in y) keys--;
+    if (keys !== 0) return false;
+  }
+  return true;
+}
+
+/** How many closed keys are remembered (in two generations) to recognise re-sends of finished calls. */
+const REMEMBERED_CLOSED = 1 << 16;
+
+/**
+ * Keys of recently closed invocations, bounded: older producers re-sent a
+ * finished call shortly after its result, never long after, and a run of
+ * millions of calls must not hold a key for each.
+ */
+class RecentKeys {
+  private current = new Set<string>();
+  private previous = new Set<string>();
+
+  has(key: string): boolean {
+    return this.current.has(key) || this.previous.has(key);
+  }
+
+  add(key: string): void {
+    if (this.current.size >= REMEMBERED_CLOSED) {
+      this.previous = this.current;
+      this.current = new Set();
+    }
+    this.current.add(key);
+  }
+}
+
+/** The scope of a call: who made it. */
+interface Scope {
+  readonly subagent: string | undefined;
+  readonly instanceId: string | undefined;
+}
+
+const MAIN: Scope = { subagent: undefined, instanceId: undefined };
+
+function scopeOf(event: Call | Result): Scope {
+  if (event.type === 'tool_call' || event.type === 'tool_result') return MAIN;
+  const instance = event.instance_id;
+  return { subagent: event.subagent, instanceId: instance === undefined || instance === '' ? undefined : instance };
+}
+
+/** An invocation's key: a JSON tuple, so that no id, name or instance can make two scopes' keys meet. */
+function keyOf(scope: Scope, id: string | number): string {
+  return JSON.stringify([scope.instanceId ?? null, scope.subagent ?? null, id]);
 }
 
 /**
@@ -97,16 +129,24 @@ function snapshot(
  * snapshots out. Shared by `pairToolCalls` and `summarize` so both pair the
  * same way from one pass over the events.
  *
- * A call is keyed by its id within its scope (main agent or sub-agent name).
- * A closed invocation is remembered by its key only, to recognise the
- * producer's re-sends of finished calls: memory is the open calls plus one
- * key per closed call.
+ * A call is keyed by its id within its scope: the main agent, or a sub-agent
+ * by `instance_id` (two sub-agents may both send `call_0`), else by name. A
+ * result pairs with the open call of its key; one without an id with the
+ * oldest open call of that name in that scope. A call sent again with the
+ * same id is the same invocation, the latest `args` winning. Memory is the
+ * open calls plus a bounded window of recently closed keys.
  */
 export class ToolCallTracker {
   /** Open invocations by key, in the order they opened. */
   private readonly open = new Map<string, ToolInvocation>();
-  private readonly closed = new Set<string>();
+  private readonly closed = new RecentKeys();
   private anonymous = 0;
+  /** Calls the run stopped to ask about: by id (`ask_user.tool_call_id`) and by name (`interrupt` action requests). */
+  private readonly askedIds = new Set<string>();
+  private readonly askedNames = new Set<string>();
+
+  /** Recent results whose call was not seen (yet): a call that follows fills in its arguments. */
+  private readonly orphans = new Map<string, ToolInvocation>();
 
   constructor(private readonly now: () => number) {}
 
@@ -115,62 +155,82 @@ export class ToolCallTracker {
     if (!isKnownEvent(event)) return undefined;
     switch (event.type) {
       case 'tool_call':
-        return this.call(event, undefined);
       case 'subagent_tool_call':
-        return this.call(event, event.subagent);
+        return this.call(event);
       case 'tool_result':
-        return this.result(event, undefined);
       case 'subagent_tool_result':
-        return this.result(event, event.subagent);
+        return this.result(event);
+      case 'ask_user':
+        if (event.tool_call_id !== '') this.askedIds.add(event.tool_call_id);
+        else this.askedNames.add('ask_user');
+        return undefined;
+      case 'interrupt':
+        for (const request of event.action_requests) this.askedNames.add(request.name);
+        return undefined;
       default:
         return undefined;
     }
   }
 
-  /** Closes every open invocation as `unfinished`, in the order they opened. */
+  /** Closes every open invocation, in the order they opened: `awaiting-input` if the run asked about it, else `unfinished`. */
   finish(): ToolInvocation[] {
     const endedAt = this.now();
-    const unfinished: ToolInvocation[] = [];
-    for (const [key, s] of this.open) {
-      unfinished.push(snapshot(s.key, s.id, s.name, s.args, s.subagent, 'unfinished', s.callEvent, s.startedAt, undefined, endedAt));
+    const ended: ToolInvocation[] = [];
+    for (const [key, open] of this.open) {
+      const asked = open.subagent === undefined && (this.askedIds.has(open.id) || this.askedNames.has(open.name));
+      ended.push({ ...open, status: asked ? 'awaiting-input' : 'unfinished', endedAt });
       this.closed.add(key);
     }
     this.open.clear();
-    return unfinished;
+    return ended;
   }
 
-  private key(id: string, scope: string | undefined): string {
-    return scope === undefined ? id : `${scope}:${id}`;
-  }
-
-  private call(event: Call, scope: string | undefined): ToolInvocation | undefined {
+  private call(event: Call): ToolInvocation | undefined {
+    const scope = scopeOf(event);
     // An empty id cannot be matched to a re-send: each such call is its own invocation.
-    const key = event.id === '' ? `#${++this.anonymous}` : this.key(event.id, scope);
-    if (this.closed.has(key)) return undefined;
+    const key = event.id === '' ? keyOf(MAIN, ++this.anonymous) : keyOf(scope, event.id);
+    if (this.closed.has(key)) {
+      // Its result came first: the call completes the invocation with what it was asked.
+      const orphan = this.orphans.get(key);
+      if (orphan === undefined) return undefined;
+      this.orphans.delete(key);
+      return { ...orphan, name: event.name, args: event.args, callEvent: event };
+    }
     const open = this.open.get(key);
     if (open) {
       if (sameJson(open.args, event.args)) return undefined;
-      const updated = snapshot(key, open.id, open.name, event.args, scope, 'running', event, open.startedAt);
+      const updated: ToolInvocation = { ...open, args: event.args, callEvent: event };
       this.open.set(key, updated);
       return updated;
     }
-    const opened = snapshot(key, event.id, event.name, event.args, scope, 'running', event, this.now());
+    const opened = invocation(key, event.id, event.name, event.args, scope, 'running', event, this.now());
     this.open.set(key, opened);
     return opened;
   }
 
-  private result(event: Result, scope: string | undefined): ToolInvocation | undefined {
+  private keepOrphan(key: string, orphan: ToolInvocation): void {
+    this.orphans.set(key, orphan);
+    if (this.orphans.size > REMEMBERED_ORPHANS) this.orphans.delete(this.orphans.keys().next().value!);
+  }
+
+  private result(event: Result): ToolInvocation | undefined {
+    const scope = scopeOf(event);
     const id = event.id ?? '';
     let open: ToolInvocation | undefined;
     if (id !== '') {
-      const key = this.key(id, scope);
+      const key = keyOf(scope, id);
       if (this.closed.has(key)) return undefined;
       open = this.open.get(key);
     }
     // Older producers send no id: the oldest open call of the same name answers.
     if (open === undefined) {
       for (const candidate of this.open.values()) {
-        if (candidate.subagent === scope && candidate.name === event.name && (id === '' || candidate.id === '')) {
+        if (
+          candidate.subagent === scope.subagent &&
+          candidate.instanceId === scope.instanceId &&
+          candidate.name === event.name &&
+          (id === '' || candidate.id === '')
+        ) {
           open = candidate;
           break;
         }
@@ -179,13 +239,54 @@ export class ToolCallTracker {
     const status = event.success ? 'succeeded' : 'failed';
     const endedAt = this.now();
     if (open === undefined) {
-      // A result whose call was never seen: reported, not dropped.
-      const key = id === '' ? `#${++this.anonymous}` : this.key(id, scope);
+      // A result whose call this stream never showed (it was made before a `--resume`): an invocation of its own.
+      const key = id === '' ? keyOf(MAIN, ++this.anonymous) : keyOf(scope, id);
       this.closed.add(key);
-      return snapshot(key, id, event.name, {}, scope, status, undefined, endedAt, event, endedAt);
+      const orphan = {
+        ...invocation(key, id, event.name, {}, scope, status, undefined, endedAt),
+        ...resultOf(event),
+        endedAt,
+      };
+      if (id !== '') this.keepOrphan(key, orphan);
+      return orphan;
     }
     this.open.delete(open.key);
     this.closed.add(open.key);
-    return snapshot(open.key, open.id, open.name, open.args, scope, status, open.callEvent, open.startedAt, event, endedAt);
+    return { ...open, status, ...resultOf(event), endedAt };
   }
+}
+
+/** How many orphan results are remembered, oldest forgotten first. */
+const REMEMBERED_ORPHANS = 1024;
+
+function resultOf(event: Result): Pick<ToolInvocation, 'result' | 'success' | 'resultEvent'> {
+  return { result: event.content, success: event.success, resultEvent: event };
+}
+
+/** Every invocation starts here, with one property order, so that all snapshots share one object shape. */
+function invocation(
+  key: string,
+  id: string,
+  name: string,
+  args: Readonly<Record<string, unknown>>,
+  scope: Scope,
+  status: ToolInvocation['status'],
+  callEvent: Call | undefined,
+  startedAt: number,
+): ToolInvocation {
+  return {
+    key,
+    id,
+    name,
+    args,
+    subagent: scope.subagent,
+    instanceId: scope.instanceId,
+    status,
+    result: undefined,
+    success: undefined,
+    callEvent,
+    resultEvent: undefined,
+    startedAt,
+    endedAt: undefined,
+  };
 }

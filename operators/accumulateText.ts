@@ -9,7 +9,8 @@ interface Text {
 /**
  * The main agent's running text: emitted after each `text` delta, and once
  * more with `done.response` when that arrives and differs (it is the
- * authoritative final text). Sub-agent text is not included.
+ * authoritative final text; an empty one keeps the streamed text). Sub-agent
+ * text is not included.
  *
  * ```ts
  * run$.pipe(accumulateText()).subscribe((text) => (panel.textContent = text));
@@ -23,10 +24,14 @@ interface Text {
 export function accumulateText(): OperatorFunction<EvoEvent | UnknownEvent, string> {
   return (source) =>
     source.pipe(
-      filter((event): event is TextEvent | DoneEvent => (event.type === 'text' || event.type === 'done') && isKnownEvent(event)),
+      filter(
+        (event): event is TextEvent | DoneEvent =>
+          (event.type === 'text' || event.type === 'done') && isKnownEvent(event),
+      ),
       scan<TextEvent | DoneEvent, Text>(
         (state, event) => {
-          const text = event.type === 'text' ? state.text + event.content : event.response;
+          // An empty `done.response` (a run that stopped to ask, or a producer that sends none) keeps the streamed text.
+          const text = event.type === 'text' ? state.text + event.content : event.response || state.text;
           return { text, changed: event.type === 'text' || text !== state.text };
         },
         { text: '', changed: false },

@@ -1,4 +1,4 @@
-import { Observable, Subject, type OperatorFunction, type Subscription } from 'rxjs';
+import { Observable, Subject, Subscription, type OperatorFunction } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import { DelegationTracker, type Delegation, type SubagentEvent } from './DelegationTracker.js';
 
@@ -6,12 +6,20 @@ export type { SubagentEvent } from './DelegationTracker.js';
 
 /** One delegation to a sub-agent, as `groupSubagents` emits it. */
 export interface SubagentRun {
-  /** The id of the `task` call that started it, or `subagent#n` when none was seen. */
+  /** Its `instance_id`; in streams without one, the id of the `task` call that started it, else `subagent#n`. */
   readonly key: string;
-  /** The latest name: it changes when the producer replaces the `sub-agent` placeholder. */
+  /** The producer's id of this delegation (0.2.x); `undefined` in streams without one. */
+  readonly instanceId: string | undefined;
+  /** The latest name: it changes when an older producer replaces the `sub-agent` placeholder. */
   readonly name: string;
+  /** The `subagent_type` its `task` call asked for. */
+  readonly subagentType: string | undefined;
+  /** What it was asked to do: its `task` call's `description` (0.2.x sends `""` on the start event). */
   readonly description: string;
+  /** The id of the `task` call that started it, when the stream shows it. */
   readonly taskCallId: string | undefined;
+  /** Whether its `subagent_end` arrived; `false` while it runs, and for one the stream ended first. */
+  readonly ended: boolean;
   /** Its `subagent_*` events; completes at its `subagent_end`, or when the source ends. Hot, like `groupBy`'s groups. */
   readonly events$: Observable<SubagentEvent>;
 }
@@ -25,9 +33,10 @@ export interface SubagentRun {
  * source stays subscribed while any `events$` is, even after the outer
  * subscriber has gone (`take(1)` then `mergeMap` to its events).
  *
- * A delegation is keyed by its `task` call. A second `subagent_start` renames
- * it (`name` always reads the latest), and same-name delegations can run at
- * once; `DelegationTracker` documents how events are told apart. An exception
+ * A delegation is keyed by its `instance_id`, so that same-name sub-agents
+ * running at once keep their own events whatever the order of `subagent_end`
+ * and the task's result. Streams without instance ids are grouped by name and
+ * `task` call; `DelegationTracker` documents how. An exception
  * while routing errors the outer subscriber.
  *
  * ```ts
@@ -50,9 +59,10 @@ export function groupSubagents(): OperatorFunction<EvoEvent | UnknownEvent, Suba
       /** Subscriptions to the `events$` of open delegations: they hold the source, as `groupBy`'s groups do. */
       let listeners = 0;
       let outerGone = false;
-      let sourceSubscription: Subscription | undefined;
+      // A container first: a synchronous source can end it before `subscribe` returns.
+      const upstream = new Subscription();
       const release = () => {
-        if (outerGone && listeners === 0) sourceSubscription?.unsubscribe();
+        if (outerGone && listeners === 0) upstream.unsubscribe();
       };
       const eventsOf = (channel: Subject<SubagentEvent>) =>
         new Observable<SubagentEvent>((inner) => {
@@ -75,11 +85,18 @@ export function groupSubagents(): OperatorFunction<EvoEvent | UnknownEvent, Suba
           if (outerGone) return;
           subscriber.next({
             key: delegation.key,
+            instanceId: delegation.instanceId,
             get name() {
               return delegation.name;
             },
+            get subagentType() {
+              return delegation.subagentType;
+            },
             get description() {
               return delegation.description;
+            },
+            get ended() {
+              return delegation.ended;
             },
             taskCallId: delegation.taskCallId,
             events$: eventsOf(channel),
@@ -91,42 +108,40 @@ export function groupSubagents(): OperatorFunction<EvoEvent | UnknownEvent, Suba
           channels.delete(delegation);
         },
       });
-      let failed = false;
       const fail = (err: unknown) => {
-        failed = true;
         endAll();
         subscriber.error(err);
-        sourceSubscription?.unsubscribe();
+        upstream.unsubscribe();
       };
-      sourceSubscription = source.subscribe({
-        next: (event) => {
-          try {
-            tracker.push(event);
-          } catch (err) {
-            fail(err);
-          }
-        },
-        error: (err: unknown) => {
-          try {
-            tracker.finish();
-          } catch {
-            // The source's error is the one to report.
-          }
-          endAll();
-          subscriber.error(err);
-        },
-        complete: () => {
-          try {
-            tracker.finish();
-          } catch (err) {
-            return fail(err);
-          }
-          endAll();
-          subscriber.complete();
-        },
-      });
-      // A synchronous source can fail before its subscription is known.
-      if (failed) sourceSubscription.unsubscribe();
+      upstream.add(
+        source.subscribe({
+          next: (event) => {
+            try {
+              tracker.push(event);
+            } catch (err) {
+              fail(err);
+            }
+          },
+          error: (err: unknown) => {
+            try {
+              tracker.finish();
+            } catch {
+              // The source's error is the one to report.
+            }
+            endAll();
+            subscriber.error(err);
+          },
+          complete: () => {
+            try {
+              tracker.finish();
+            } catch (err) {
+              return fail(err);
+            }
+            endAll();
+            subscriber.complete();
+          },
+        }),
+      );
       return () => {
         outerGone = true;
         release();

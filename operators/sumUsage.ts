@@ -1,4 +1,4 @@
-import { filter, scan, type OperatorFunction } from 'rxjs';
+import { defaultIfEmpty, filter, scan, type OperatorFunction } from 'rxjs';
 import { isKnownEvent, type EvoEvent, type UnknownEvent, type UsageStatsEvent } from '../src/events.js';
 
 /** Token usage summed over a run's `usage_stats` events. */
@@ -8,9 +8,11 @@ export interface UsageTotals {
   readonly totalTokens: number;
 }
 
+const NO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+
 /**
  * The running token totals, emitted after each `usage_stats` event (one per
- * main-agent model call).
+ * main-agent model call); zero totals at completion for a run without any.
  *
  * ```ts
  * run$.pipe(sumUsage()).subscribe(({ totalTokens }) => (counter.textContent = `${totalTokens} tokens`));
@@ -19,6 +21,8 @@ export interface UsageTotals {
  * ```
  * source:     --u(10,2)--t--u(5,1)--|
  * sumUsage(): --a-----------b-------|     a: {10, 2, 12}, b: {15, 3, 18}
+ * source:     --t--|
+ * sumUsage(): -----(z|)                   z: {0, 0, 0}
  * ```
  */
 export function sumUsage(): OperatorFunction<EvoEvent | UnknownEvent, UsageTotals> {
@@ -31,7 +35,9 @@ export function sumUsage(): OperatorFunction<EvoEvent | UnknownEvent, UsageTotal
           outputTokens: sum.outputTokens + output_tokens,
           totalTokens: sum.totalTokens + input_tokens + output_tokens,
         }),
-        { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
+        NO_USAGE,
       ),
+      // A run without usage reports zero totals, so that `last()` has a value.
+      defaultIfEmpty(NO_USAGE),
     );
 }

@@ -1,5 +1,11 @@
 import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import { isKnownEvent, type AskUserEvent, type EvoEvent, type InterruptEvent, type UnknownEvent } from '../src/events.js';
+import {
+  isKnownEvent,
+  type AskUserEvent,
+  type EvoEvent,
+  type InterruptEvent,
+  type UnknownEvent,
+} from '../src/events.js';
 import { DelegationTracker, type Delegation } from './DelegationTracker.js';
 import type { UsageTotals } from './sumUsage.js';
 import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
@@ -8,21 +14,53 @@ import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
  * One tool invocation in a `RunSummary`: its final state without the events
  * and the output, so a summary stays small however much the tools returned.
  */
-export type InvocationSummary = Pick<ToolInvocation, 'key' | 'id' | 'name' | 'args' | 'subagent' | 'status' | 'startedAt' | 'endedAt'> & {
+export type InvocationSummary = Pick<
+  ToolInvocation,
+  'key' | 'id' | 'name' | 'args' | 'subagent' | 'instanceId' | 'status' | 'startedAt' | 'endedAt'
+> & {
   /** The result's content of a failed invocation: what went wrong. */
   readonly error?: string;
 };
 
 /** One delegation in a `RunSummary`. */
-export type DelegationSummary = Pick<Delegation, 'key' | 'name' | 'description' | 'taskCallId'> & {
+export type DelegationSummary = Pick<
+  Delegation,
+  'key' | 'instanceId' | 'name' | 'subagentType' | 'description' | 'taskCallId'
+> & {
   /** Its `subagent_*` events. */
   readonly events: number;
   /** Whether its `subagent_end` arrived before the stream ended. */
   readonly ended: boolean;
 };
 
+/** A sub-agent task started from code (`panel_dispatch_*` events), in a `RunSummary`. */
+export interface PanelDispatchSummary {
+  readonly id: string;
+  /** The `code_interpreter` call it ran inside; `''` when the producer did not know it. */
+  readonly evalId: string;
+  readonly subagentType: string;
+  readonly label: string;
+  readonly description: string;
+  /** `unfinished`: the stream ended before it completed or failed. */
+  readonly status: 'completed' | 'failed' | 'unfinished';
+  readonly durationMs?: number;
+  readonly error?: string;
+}
+
+/**
+ * How a run ended, from its events:
+ * - `completed`: `done`, nothing left to answer;
+ * - `needs-input`: `done` right after an `interrupt` or `ask_user` the run did
+ *   not go past (`--no-auto-mode`; the producer exits 0): answer with a new run
+ *   that resumes the thread;
+ * - `failed`: an `error` event;
+ * - `incomplete`: no `done` (the stream was cut, or the run was stopped).
+ */
+export type RunOutcome = 'completed' | 'needs-input' | 'failed' | 'incomplete';
+
 /** Everything a run did, as `summarize` reports it at completion. */
 export interface RunSummary {
+  readonly outcome: RunOutcome;
   /** `done.response`, or `undefined` when the stream ended without `done`. */
   readonly response: string | undefined;
   /** The concatenated main-agent `text` deltas. */
@@ -32,31 +70,36 @@ export interface RunSummary {
   readonly invocations: readonly InvocationSummary[];
   /** Every delegation, in start order. */
   readonly delegations: readonly DelegationSummary[];
+  /** Every panel dispatch, in start order. */
+  readonly panelDispatches: readonly PanelDispatchSummary[];
   /** The messages of `error` events. */
   readonly errors: readonly string[];
+  /** Every approval request and every question, answered or not. */
   readonly interrupts: readonly InterruptEvent[];
   readonly questions: readonly AskUserEvent[];
+  /** The approvals and questions the run stopped at: what a resumed run must answer. */
+  readonly pendingApprovals: readonly InterruptEvent[];
+  readonly pendingQuestions: readonly AskUserEvent[];
   /** Events seen, by `type` (unknown types included when kept). */
   readonly counts: Readonly<Record<string, number>>;
   readonly events: number;
 }
 
-const TEXT_BATCH = 512;
-
 /**
- * One `RunSummary` when the source completes: the final response, usage
- * totals, every tool invocation in its final state (without its output, which
- * `pairToolCalls` gives as it comes), every delegation with its
- * event count, errors, interrupts and questions, and event counts by type.
- * It pairs and groups in the same single pass as `pairToolCalls` and
- * `groupSubagents`, so it subscribes to the source once.
+ * One `RunSummary` when the source completes: how the run ended, the final
+ * response, usage totals, every tool invocation in its final state (without
+ * its output, which `pairToolCalls` gives as it comes), every delegation and
+ * panel dispatch, errors, the questions and approvals (and which of them the
+ * run stopped at), and event counts by type. It pairs and groups in the same
+ * single pass as `pairToolCalls` and `groupSubagents`, so it subscribes to
+ * the source once. An exception while summarizing errors the subscriber.
  *
  * An error of the source is passed on and no summary is emitted; to summarize
  * a failed run, catch first: `run$.pipe(catchError(() => EMPTY), summarize())`.
  *
  * ```ts
  * const summary = await lastValueFrom(run$.pipe(summarize()));
- * console.log(summary.response, summary.usage.totalTokens, summary.invocations.length);
+ * if (summary.outcome === 'needs-input') console.log(summary.pendingQuestions);
  * ```
  *
  * ```
@@ -64,136 +107,215 @@ const TEXT_BATCH = 512;
  * summarize(): -----------------(s|)
  * ```
  */
-export function summarize(options: { readonly scheduler?: SchedulerLike } = {}): OperatorFunction<EvoEvent | UnknownEvent, RunSummary> {
+export function summarize(
+  options: { readonly scheduler?: SchedulerLike } = {},
+): OperatorFunction<EvoEvent | UnknownEvent, RunSummary> {
   const scheduler = options.scheduler ?? asyncScheduler;
   return (source) =>
     new Observable<RunSummary>((subscriber) => {
-      // An invocation's slot is taken when it opens, to keep first-seen order; its
-      // summary is built once, when it closes: while open, the tracker holds it.
-      const invocations = new Map<string, InvocationSummary | undefined>();
-      const keep = (i: ToolInvocation) => {
-        if (i.status === 'running') {
-          if (!invocations.has(i.key)) invocations.set(i.key, undefined);
-          return;
-        }
-        invocations.set(i.key, {
-          key: i.key,
-          id: i.id,
-          name: i.name,
-          args: i.args,
-          subagent: i.subagent,
-          status: i.status,
-          error: i.status === 'failed' ? i.result : undefined,
-          startedAt: i.startedAt,
-          endedAt: i.endedAt,
-        });
-      };
-      const delegations: Delegation[] = [];
-      const tools = new ToolCallTracker(() => scheduler.now());
-      const subagents = new DelegationTracker({
-        start: (delegation) => delegations.push(delegation),
-        event: () => undefined,
-        end: () => undefined,
-      });
-      const counts = new Map<string, number>();
-      const errors: string[] = [];
-      const interrupts: InterruptEvent[] = [];
-      const questions: AskUserEvent[] = [];
-      let response: string | undefined;
-      // Deltas are joined a batch at a time: one rope node per delta would keep
-      // hundreds of thousands of small strings alive until the end.
-      const textParts: string[] = [];
-      let deltas: string[] = [];
-      let inputTokens = 0;
-      let outputTokens = 0;
-      let events = 0;
-
-      const take = (event: EvoEvent) => {
-          switch (event.type) {
-            case 'text':
-              if (deltas.push(event.content) === TEXT_BATCH) {
-                textParts.push(deltas.join(''));
-                deltas = [];
-              }
-              return;
-            case 'usage_stats':
-              inputTokens += event.input_tokens;
-              outputTokens += event.output_tokens;
-              return;
-            case 'done':
-              response = event.response;
-              return;
-            case 'error':
-              errors.push(event.message);
-              return;
-            case 'interrupt':
-              interrupts.push(event);
-              return;
-            case 'ask_user':
-              questions.push(event);
-              return;
-            case 'tool_call':
-            case 'tool_result':
-            case 'subagent_tool_call':
-            case 'subagent_tool_result': {
-              const snapshot = tools.push(event);
-              if (snapshot) keep(snapshot);
-              subagents.push(event);
-              return;
-            }
-            case 'subagent_start':
-            case 'subagent_end':
-            case 'subagent_text':
-              subagents.push(event);
-          }
-      };
-      const summary = (): RunSummary => {
-          for (const snapshot of tools.finish()) keep(snapshot);
-          const open = new Set(delegations.filter((d) => d.open));
-          subagents.finish();
-          return {
-            response,
-            text: textParts.join('') + deltas.join(''),
-            usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
-            invocations: [...invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
-            delegations: delegations.map((d) => ({
-              key: d.key,
-              name: d.name,
-              description: d.description,
-              taskCallId: d.taskCallId,
-              events: d.events,
-              ended: !open.has(d),
-            })),
-            errors,
-            interrupts,
-            questions,
-            counts: Object.fromEntries(counts),
-            events,
-          };
-      };
-
+      const tally = new RunTally(() => scheduler.now());
       return source.subscribe({
         next: (event) => {
-          events++;
-          counts.set(event.type, (counts.get(event.type) ?? 0) + 1);
-          if (!isKnownEvent(event)) return;
           try {
-            take(event);
+            tally.push(event);
           } catch (err) {
             subscriber.error(err);
           }
         },
         error: (err: unknown) => subscriber.error(err),
         complete: () => {
-          let result: RunSummary;
+          let summary: RunSummary;
           try {
-            result = summary();
+            summary = tally.summary();
           } catch (err) {
             return subscriber.error(err);
           }
-          subscriber.next(result);
+          subscriber.next(summary);
           subscriber.complete();
         },
       });
     });
+}
+
+/** Deltas joined a batch at a time: one rope node per delta would keep hundreds of thousands of small strings alive. */
+const TEXT_BATCH = 512;
+
+type PanelDispatch = { -readonly [K in keyof PanelDispatchSummary]: PanelDispatchSummary[K] };
+
+/** What one subscription of `summarize` has seen so far. */
+class RunTally {
+  private events = 0;
+  /** Per type, a counter object: one lookup per event, no second one to store the sum. */
+  private readonly counts = new Map<string, { n: number }>();
+  private readonly textParts: string[] = [];
+  private deltas: string[] = [];
+  private inputTokens = 0;
+  private outputTokens = 0;
+  private response: string | undefined;
+  private readonly errors: string[] = [];
+  private readonly interrupts: InterruptEvent[] = [];
+  private readonly questions: AskUserEvent[] = [];
+  /** The approvals and questions since the run last went on. */
+  private gates: (InterruptEvent | AskUserEvent)[] = [];
+  /**
+   * An invocation's slot is taken when it opens, to keep first-seen order; its
+   * summary is built once, when it closes: while open, the tracker holds it.
+   */
+  private readonly invocations = new Map<string, InvocationSummary | undefined>();
+  private readonly tools: ToolCallTracker;
+  private readonly delegations: Delegation[] = [];
+  private readonly subagents = new DelegationTracker({
+    start: (delegation) => this.delegations.push(delegation),
+    event: () => undefined,
+    end: () => undefined,
+  });
+  private readonly panels = new Map<string, PanelDispatch>();
+
+  constructor(now: () => number) {
+    this.tools = new ToolCallTracker(now);
+  }
+
+  push(event: EvoEvent | UnknownEvent): void {
+    this.events++;
+    let count = this.counts.get(event.type);
+    if (count === undefined) {
+      count = { n: 0 };
+      this.counts.set(event.type, count);
+    }
+    count.n++;
+    if (!isKnownEvent(event)) return;
+    switch (event.type) {
+      case 'text':
+        if (this.gates.length > 0) this.gates = [];
+        if (this.deltas.push(event.content) === TEXT_BATCH) {
+          this.textParts.push(this.deltas.join(''));
+          this.deltas = [];
+        }
+        return;
+      case 'usage_stats':
+        this.inputTokens += event.input_tokens;
+        this.outputTokens += event.output_tokens;
+        return;
+      case 'done':
+        this.response = event.response;
+        return;
+      case 'error':
+        this.errors.push(event.message);
+        return;
+      case 'interrupt':
+        this.interrupts.push(event);
+        this.gates.push(event);
+        this.tools.push(event);
+        return;
+      case 'ask_user':
+        this.questions.push(event);
+        this.gates.push(event);
+        this.tools.push(event);
+        return;
+      case 'tool_call':
+      case 'tool_result':
+      case 'subagent_tool_call':
+      case 'subagent_tool_result': {
+        // A call after a question is the run going on: it was answered.
+        if (this.gates.length > 0) this.gates = [];
+        const snapshot = this.tools.push(event);
+        if (snapshot) this.keep(snapshot);
+        this.subagents.push(event);
+        return;
+      }
+      case 'subagent_start':
+      case 'subagent_end':
+      case 'subagent_text':
+        this.subagents.push(event);
+        return;
+      case 'panel_dispatch_start':
+        this.panels.set(event.id, {
+          id: event.id,
+          evalId: event.eval_id,
+          subagentType: event.subagent_type,
+          label: event.label,
+          description: event.description,
+          status: 'unfinished',
+        });
+        return;
+      case 'panel_dispatch_complete':
+      case 'panel_dispatch_error': {
+        const panel = this.panels.get(event.id) ?? this.unannouncedPanel(event.id, event.eval_id);
+        panel.durationMs = event.duration_ms;
+        if (event.type === 'panel_dispatch_complete') panel.status = 'completed';
+        else Object.assign(panel, { status: 'failed', error: event.error });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  summary(): RunSummary {
+    for (const snapshot of this.tools.finish()) this.keep(snapshot);
+    this.subagents.finish();
+    const pendingApprovals = this.gates.filter((g): g is InterruptEvent => g.type === 'interrupt');
+    const pendingQuestions = this.gates.filter((g): g is AskUserEvent => g.type === 'ask_user');
+    return {
+      outcome: outcomeOf(this.errors.length > 0, this.response !== undefined, this.gates.length > 0),
+      response: this.response,
+      text: this.textParts.join('') + this.deltas.join(''),
+      usage: {
+        inputTokens: this.inputTokens,
+        outputTokens: this.outputTokens,
+        totalTokens: this.inputTokens + this.outputTokens,
+      },
+      invocations: [...this.invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
+      delegations: this.delegations.map((d) => ({
+        key: d.key,
+        instanceId: d.instanceId,
+        name: d.name,
+        subagentType: d.subagentType,
+        description: d.description,
+        taskCallId: d.taskCallId,
+        events: d.events,
+        ended: d.ended,
+      })),
+      panelDispatches: [...this.panels.values()],
+      errors: this.errors,
+      interrupts: this.interrupts,
+      questions: this.questions,
+      pendingApprovals,
+      pendingQuestions,
+      counts: Object.fromEntries([...this.counts].map(([type, { n }]) => [type, n])),
+      events: this.events,
+    };
+  }
+
+  private keep(i: ToolInvocation): void {
+    if (i.status === 'running') {
+      if (!this.invocations.has(i.key)) this.invocations.set(i.key, undefined);
+      return;
+    }
+    this.invocations.set(i.key, {
+      key: i.key,
+      id: i.id,
+      name: i.name,
+      args: i.args,
+      subagent: i.subagent,
+      instanceId: i.instanceId,
+      status: i.status,
+      error: i.status === 'failed' ? i.result : undefined,
+      startedAt: i.startedAt,
+      endedAt: i.endedAt,
+    });
+  }
+
+  /** A completion whose start this stream did not show. */
+  private unannouncedPanel(id: string, evalId: string): PanelDispatch {
+    const panel: PanelDispatch = { id, evalId, subagentType: '', label: '', description: '', status: 'unfinished' };
+    this.panels.set(id, panel);
+    return panel;
+  }
+}
+
+function outcomeOf(failed: boolean, done: boolean, waiting: boolean): RunOutcome {
+  if (failed) return 'failed';
+  if (!done) return 'incomplete';
+  return waiting ? 'needs-input' : 'completed';
 }

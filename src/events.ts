@@ -6,10 +6,7 @@ import * as t from 'io-ts';
 
 /** Model reasoning text. Older producers send `id` as an integer, usually `0`. */
 export const ThinkingEvent = t.intersection(
-  [
-    t.type({ type: t.literal('thinking'), content: t.string }),
-    t.partial({ id: t.union([t.string, t.number]) }),
-  ],
+  [t.type({ type: t.literal('thinking'), content: t.string }), t.partial({ id: t.union([t.string, t.number]) })],
   'ThinkingEvent',
 );
 export type ThinkingEvent = t.TypeOf<typeof ThinkingEvent>;
@@ -38,22 +35,36 @@ export const ToolResultEvent = t.intersection(
 );
 export type ToolResultEvent = t.TypeOf<typeof ToolResultEvent>;
 
-/** A sub-agent delegation begins; may be sent again with the real name replacing a placeholder. */
-export const SubagentStartEvent = t.type(
-  { type: t.literal('subagent_start'), name: t.string, description: t.string },
+/**
+ * A sub-agent delegation begins. Since 0.2.x: `instance_id` names this
+ * delegation on every event of it, and `tool_call_id` the `task` call that
+ * started it (whose `args` hold `subagent_type` and `description`; the
+ * event's own `description` is then `""`). Older producers send neither.
+ */
+export const SubagentStartEvent = t.intersection(
+  [
+    t.type({ type: t.literal('subagent_start'), name: t.string, description: t.string }),
+    t.partial({ instance_id: t.string, tool_call_id: t.string }),
+  ],
   'SubagentStartEvent',
 );
 export type SubagentStartEvent = t.TypeOf<typeof SubagentStartEvent>;
 
-/** A tool call made inside a sub-agent; re-sent like `tool_call`. `id` may be `""`. */
-export const SubagentToolCallEvent = t.type(
-  {
-    type: t.literal('subagent_tool_call'),
-    subagent: t.string,
-    name: t.string,
-    args: t.UnknownRecord,
-    id: t.string,
-  },
+/**
+ * A tool call made inside a sub-agent. Its `id` is the provider's, unique
+ * only within its `instance_id`: two sub-agents can both send `call_0`.
+ */
+export const SubagentToolCallEvent = t.intersection(
+  [
+    t.type({
+      type: t.literal('subagent_tool_call'),
+      subagent: t.string,
+      name: t.string,
+      args: t.UnknownRecord,
+      id: t.string,
+    }),
+    t.partial({ instance_id: t.string }),
+  ],
   'SubagentToolCallEvent',
 );
 export type SubagentToolCallEvent = t.TypeOf<typeof SubagentToolCallEvent>;
@@ -68,7 +79,7 @@ export const SubagentToolResultEvent = t.intersection(
       content: t.string,
       success: t.boolean,
     }),
-    t.partial({ id: t.string }),
+    t.partial({ id: t.string, instance_id: t.string }),
   ],
   'SubagentToolResultEvent',
 );
@@ -84,8 +95,11 @@ export const SubagentTextEvent = t.intersection(
 );
 export type SubagentTextEvent = t.TypeOf<typeof SubagentTextEvent>;
 
-/** A sub-agent delegation completes. */
-export const SubagentEndEvent = t.type({ type: t.literal('subagent_end'), name: t.string }, 'SubagentEndEvent');
+/** A sub-agent delegation completes; it may come before or after its `task` call's result, or after an `error`. */
+export const SubagentEndEvent = t.intersection(
+  [t.type({ type: t.literal('subagent_end'), name: t.string }), t.partial({ instance_id: t.string })],
+  'SubagentEndEvent',
+);
 export type SubagentEndEvent = t.TypeOf<typeof SubagentEndEvent>;
 
 /** The tool-selector middleware picked these tools. */
@@ -103,36 +117,120 @@ export type SummarizationStartEvent = t.TypeOf<typeof SummarizationStartEvent>;
 export const SummarizationEvent = t.type({ type: t.literal('summarization'), content: t.string }, 'SummarizationEvent');
 export type SummarizationEvent = t.TypeOf<typeof SummarizationEvent>;
 
-/** Token usage of one main-agent model call; a run sends many, to be summed. */
+/** A number of tokens: finite and not negative, or a sum of them would be meaningless. */
+const isTokenCount = (u: unknown): u is number => typeof u === 'number' && Number.isFinite(u) && u >= 0;
+export const TokenCount: t.Type<number, number, unknown> = new t.Type<number, number, unknown>(
+  'TokenCount',
+  isTokenCount,
+  (u, context) => (isTokenCount(u) ? t.success(u) : t.failure(u, context)),
+  t.identity,
+);
+
+/**
+ * Token usage of one main-agent model call; a run sends many, to be summed.
+ * A negative or non-finite count (`1e400` parses as `Infinity`) makes the line
+ * a diagnostic, not a total.
+ */
 export const UsageStatsEvent = t.type(
-  { type: t.literal('usage_stats'), input_tokens: t.number, output_tokens: t.number },
+  { type: t.literal('usage_stats'), input_tokens: TokenCount, output_tokens: TokenCount },
   'UsageStatsEvent',
 );
 export type UsageStatsEvent = t.TypeOf<typeof UsageStatsEvent>;
 
-/** A human-in-the-loop approval request (only with `--no-auto-mode`); `review_configs` is `[]` when none. */
+/** A tool call waiting for approval, in an `interrupt`. */
+export const ActionRequest = t.intersection(
+  [t.type({ name: t.string }), t.partial({ args: t.UnknownRecord, description: t.string })],
+  'ActionRequest',
+);
+export type ActionRequest = t.TypeOf<typeof ActionRequest>;
+
+/** What a reviewer may answer to the action of that name: `approve`, `edit`, `reject`. */
+export const ReviewConfig = t.partial({ action_name: t.string, allowed_decisions: t.array(t.string) }, 'ReviewConfig');
+export type ReviewConfig = t.TypeOf<typeof ReviewConfig>;
+
+/**
+ * A human-in-the-loop approval request (only with `--no-auto-mode`): the run
+ * stops after it; answering means a new run with `resume`. `interrupt_id` is
+ * `"default"` when the producer has none; `review_configs` is `[]` when none.
+ */
 export const InterruptEvent = t.type(
   {
     type: t.literal('interrupt'),
     interrupt_id: t.string,
-    action_requests: t.array(t.unknown),
-    review_configs: t.array(t.unknown),
+    action_requests: t.array(ActionRequest),
+    review_configs: t.array(ReviewConfig),
   },
   'InterruptEvent',
 );
 export type InterruptEvent = t.TypeOf<typeof InterruptEvent>;
 
-/** A clarifying question from the agent (only with `--no-auto-mode`); `tool_call_id` may be `""`. */
+/** One question of an `ask_user`: free text, or one of `choices` for `type: "multiple_choice"`. */
+export const AskUserQuestion = t.intersection(
+  [
+    t.type({ question: t.string }),
+    t.partial({
+      /** `"text"` or `"multiple_choice"` as 0.2.x sends; kept as a string so that a new kind is not a bad line. */
+      type: t.string,
+      choices: t.array(t.intersection([t.type({ value: t.string }), t.UnknownRecord])),
+      required: t.boolean,
+    }),
+  ],
+  'AskUserQuestion',
+);
+export type AskUserQuestion = t.TypeOf<typeof AskUserQuestion>;
+
+/**
+ * Clarifying questions from the agent (only with `--no-auto-mode`): the run
+ * stops after it; answering means a new run with `resume`. `tool_call_id` is
+ * the `ask_user` call left open, and may be `""`.
+ */
 export const AskUserEvent = t.type(
   {
     type: t.literal('ask_user'),
     interrupt_id: t.string,
-    questions: t.array(t.unknown),
+    questions: t.array(AskUserQuestion),
     tool_call_id: t.string,
   },
   'AskUserEvent',
 );
 export type AskUserEvent = t.TypeOf<typeof AskUserEvent>;
+
+/**
+ * A sub-agent task started from inside code (a `code_interpreter` call, whose
+ * id is `eval_id`, possibly `""`), rather than by a `task` tool call. 0.2.6+.
+ */
+export const PanelDispatchStartEvent = t.type(
+  {
+    type: t.literal('panel_dispatch_start'),
+    eval_id: t.string,
+    id: t.string,
+    subagent_type: t.string,
+    label: t.string,
+    description: t.string,
+  },
+  'PanelDispatchStartEvent',
+);
+export type PanelDispatchStartEvent = t.TypeOf<typeof PanelDispatchStartEvent>;
+
+/** A panel dispatch finished, after `duration_ms`. */
+export const PanelDispatchCompleteEvent = t.type(
+  { type: t.literal('panel_dispatch_complete'), eval_id: t.string, id: t.string, duration_ms: t.number },
+  'PanelDispatchCompleteEvent',
+);
+export type PanelDispatchCompleteEvent = t.TypeOf<typeof PanelDispatchCompleteEvent>;
+
+/** A panel dispatch failed with `error`, after `duration_ms`. */
+export const PanelDispatchErrorEvent = t.type(
+  {
+    type: t.literal('panel_dispatch_error'),
+    eval_id: t.string,
+    id: t.string,
+    duration_ms: t.number,
+    error: t.string,
+  },
+  'PanelDispatchErrorEvent',
+);
+export type PanelDispatchErrorEvent = t.TypeOf<typeof PanelDispatchErrorEvent>;
 
 /** An error reported by the producer during the run. */
 export const ErrorEvent = t.type({ type: t.literal('error'), message: t.string }, 'ErrorEvent');
@@ -154,6 +252,9 @@ export const EvoEvent = t.union(
     SubagentToolResultEvent,
     SubagentTextEvent,
     SubagentEndEvent,
+    PanelDispatchStartEvent,
+    PanelDispatchCompleteEvent,
+    PanelDispatchErrorEvent,
     ToolSelectionEvent,
     SummarizationStartEvent,
     SummarizationEvent,
@@ -187,6 +288,9 @@ export const eventCodecs: { readonly [K in EvoEventType]: t.Type<Extract<EvoEven
       subagent_tool_result: SubagentToolResultEvent,
       subagent_text: SubagentTextEvent,
       subagent_end: SubagentEndEvent,
+      panel_dispatch_start: PanelDispatchStartEvent,
+      panel_dispatch_complete: PanelDispatchCompleteEvent,
+      panel_dispatch_error: PanelDispatchErrorEvent,
       tool_selection: ToolSelectionEvent,
       summarization_start: SummarizationStartEvent,
       summarization: SummarizationEvent,

@@ -3,7 +3,7 @@
 // stdout, stderr output, pauses, crashes, signals. Its script is the JSON in
 // the EVOSCI_FAKE environment variable; `fakeEvoSci()` writes it.
 import { spawn } from 'node:child_process';
-import { closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const script = JSON.parse(process.env.EVOSCI_FAKE ?? '{"steps": []}');
@@ -33,16 +33,30 @@ function transcriptLines(step) {
 function stdinState() {
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve('open'), 2000);
-    process.stdin.on('error', () => { clearTimeout(timer); resolve('error'); });
-    process.stdin.on('end', () => { clearTimeout(timer); resolve('eof'); });
+    process.stdin.on('error', () => {
+      clearTimeout(timer);
+      resolve('error');
+    });
+    process.stdin.on('end', () => {
+      clearTimeout(timer);
+      resolve('eof');
+    });
     process.stdin.resume();
   });
 }
 
 const steps = {
-  async record({ record }) {
+  async record({ record, append }) {
     const stdin = await stdinState();
-    writeFileSync(record, JSON.stringify({ pid: process.pid, argv: process.argv.slice(2), cwd: process.cwd(), stdin, env: process.env }));
+    const seen = JSON.stringify({
+      pid: process.pid,
+      argv: process.argv.slice(2),
+      cwd: process.cwd(),
+      stdin,
+      env: process.env,
+    });
+    if (append) appendFileSync(record, `${seen}\n`);
+    else writeFileSync(record, seen);
   },
   async transcript(step) {
     const lines = transcriptLines(step);
@@ -51,29 +65,59 @@ const steps = {
       const delay = step.delayByType?.[JSON.parse(lines[i]).type] ?? step.delayMs;
       if (delay) await sleep(delay);
       // Timestamped events let a reader measure write-to-read latency.
-      const line = step.stamp ? lines[i].replace(/}\s*$/, `, "written_at": ${performance.timeOrigin + performance.now()}}\n`) : lines[i];
+      const line = step.stamp
+        ? lines[i].replace(/}\s*$/, `, "written_at": ${performance.timeOrigin + performance.now()}}\n`)
+        : lines[i];
       await write(process.stdout, line);
     }
   },
-  async lines(step) { await steps.transcript(step); },
-  async stdout({ stdout }) { await write(process.stdout, stdout); },
-  async stdoutBytes({ stdoutBytes }) { await write(process.stdout, Buffer.from(stdoutBytes)); },
+  async lines(step) {
+    await steps.transcript(step);
+  },
+  async stdout({ stdout }) {
+    await write(process.stdout, stdout);
+  },
+  async stdoutBytes({ stdoutBytes }) {
+    await write(process.stdout, Buffer.from(stdoutBytes));
+  },
   async bigLine({ bigLine }) {
     const chunk = 'x'.repeat(1 << 20);
     await write(process.stdout, '{"type": "tool_result", "name": "read_file", "success": true, "content": "');
-    for (let left = bigLine; left > 0; left -= chunk.length) await write(process.stdout, left >= chunk.length ? chunk : chunk.slice(0, left));
+    for (let left = bigLine; left > 0; left -= chunk.length)
+      await write(process.stdout, left >= chunk.length ? chunk : chunk.slice(0, left));
     await write(process.stdout, '"}\n');
   },
-  async stderr({ stderr }) { await write(process.stderr, stderr.endsWith('\n') ? stderr : `${stderr}\n`); },
-  async stderrBytes({ stderrBytes }) {
-    const line = `${'E'.repeat(99)}\n`.repeat(1000);
-    for (let left = stderrBytes; left > 0; left -= line.length) await write(process.stderr, line.slice(0, Math.min(left, line.length)));
+  async stderr({ stderr }) {
+    await write(process.stderr, stderr.endsWith('\n') ? stderr : `${stderr}\n`);
+  },
+  async stderrBytes({ stderrBytes, blank }) {
+    const line = blank ? '\n'.repeat(100_000) : `${'E'.repeat(99)}\n`.repeat(1000);
+    for (let left = stderrBytes; left > 0; left -= line.length)
+      await write(process.stderr, line.slice(0, Math.min(left, line.length)));
   },
   async resumeHint({ resumeHint }) {
-    await write(process.stderr, `\u001b[2mResume this session with:\u001b[0m\n\u001b[1;36mEvoSci --resume ${resumeHint}\u001b[0m\n`);
+    await write(
+      process.stderr,
+      `\u001b[2mResume this session with:\u001b[0m\n\u001b[1;36mEvoSci --resume ${resumeHint}\u001b[0m\n`,
+    );
   },
-  async sleep({ sleep: ms }) { await sleep(ms); },
-  async ignoreSigterm() { process.on('SIGTERM', () => {}); },
+  async sleep({ sleep: ms }) {
+    await sleep(ms);
+  },
+  async ignoreSigterm() {
+    process.on('SIGTERM', () => {});
+  },
+  async ignoreSigint() {
+    process.on('SIGINT', () => {});
+  },
+  // As EvoSci does: on Ctrl-C it cleans up, prints its resume hint and exits 130.
+  async handleSigint({ handleSigint: { resumeHint, delayMs = 0 } }) {
+    process.on('SIGINT', async () => {
+      if (delayMs) await sleep(delayMs);
+      if (resumeHint) await steps.resumeHint({ resumeHint });
+      process.exit(130);
+    });
+  },
   async grandchild({ grandchild, ignoreSigterm, inheritOutput, ownSession }) {
     const code = `${ignoreSigterm ? "process.on('SIGTERM', () => {});" : ''} setInterval(() => {}, 1000);`;
     // Unref'd, as a tool started in the background: the CLI may exit before it.
@@ -84,15 +128,30 @@ const steps = {
     child.unref();
     writeFileSync(grandchild, String(child.pid));
   },
-  async closeStdout() { closeSync(1); },
+  async closeStdout() {
+    closeSync(1);
+  },
   async kill({ kill }) {
     process.kill(process.pid, kill);
     await sleep(10_000);
   },
-  async hang() { await new Promise(() => setInterval(() => {}, 1000)); },
+  async hang() {
+    await new Promise(() => setInterval(() => {}, 1000));
+  },
 };
 
-for (const step of script.steps ?? []) {
+/** A run with `--resume` plays the steps of the first `onResume` step instead of the rest of the script. */
+const resumed = process.argv.some((arg) => arg === '--resume' || arg.startsWith('--resume='));
+let plan = script.steps ?? [];
+for (let i = 0; i < plan.length; i++) {
+  const step = plan[i];
+  if ('onResume' in step) {
+    if (resumed) {
+      plan = step.onResume;
+      i = -1;
+    }
+    continue;
+  }
   if ('exit' in step) {
     process.exitCode = step.exit;
     break;

@@ -18,14 +18,23 @@ export type FakeStep =
   | { readonly stdoutBytes: readonly number[] }
   /** Write one `tool_result` line whose content is this many bytes. */
   | { readonly bigLine: number }
-  /** Write a line, or this many bytes of filler lines, to stderr. */
+  /** Write a line, or this many bytes of filler lines (of blank lines with `blank`), to stderr. */
   | { readonly stderr: string }
-  | { readonly stderrBytes: number }
+  | { readonly stderrBytes: number; readonly blank?: boolean }
   /** Write the producer's resume hint for this thread id to stderr, ANSI-coloured as Rich does. */
   | { readonly resumeHint: string }
   | { readonly sleep: number }
   /** From now on, ignore SIGTERM. */
   | { readonly ignoreSigterm: true }
+  /** In a run with `--resume`, play these steps instead of the rest of the script. */
+  | { readonly onResume: readonly FakeStep[] }
+  /** From now on, ignore SIGINT. */
+  | { readonly ignoreSigint: true }
+  /**
+   * From now on, answer SIGINT as EvoSci does: after `delayMs` of clean-up,
+   * print the resume hint for this thread id (if given) and exit 130.
+   */
+  | { readonly handleSigint: { readonly resumeHint?: string; readonly delayMs?: number } }
   /**
    * Start a child process (a tool) that runs until killed; its pid is written
    * to this file. With `inheritOutput` it holds the CLI's stdout and stderr
@@ -43,8 +52,8 @@ export type FakeStep =
   | { readonly kill: NodeJS.Signals }
   /** Run until killed. */
   | { readonly hang: true }
-  /** Write `{ pid, argv, cwd, stdin: 'eof' | 'open', env }` as JSON to this file. */
-  | { readonly record: string }
+  /** Write `{ pid, argv, cwd, stdin: 'eof' | 'open', env }` as JSON to this file; with `append`, as one more line of it. */
+  | { readonly record: string; readonly append?: boolean }
   | { readonly exit: number };
 
 interface Pacing {

@@ -2,9 +2,10 @@ import { createLogUpdate } from 'log-update';
 import spinners from 'cli-spinners';
 import pc from 'picocolors';
 import type { Observable } from 'rxjs';
+import { showControls } from '../src/controls.js';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import type { RunSummary } from '../operators/summarize.js';
-import { initialView, reduceView, viewActions, type ViewState } from './model.js';
+import { viewActions, ViewModel } from './model.js';
 import { describeAction, formatting, renderFrame } from './render.js';
 
 /** Options of `liveView`. */
@@ -13,6 +14,8 @@ export interface LiveViewOptions {
   readonly output?: NodeJS.WriteStream;
   /** Redraw in place with spinners; default: whether `output` is a TTY. Otherwise one line per finished step. */
   readonly interactive?: boolean;
+  /** Print the run's error under the view before rejecting with it; default `true`. */
+  readonly showErrors?: boolean;
 }
 
 /**
@@ -26,7 +29,10 @@ export interface LiveViewOptions {
  * await liveView(run({ prompt: 'Summarize attention into notes.md' }));
  * ```
  */
-export function liveView(events$: Observable<EvoEvent | UnknownEvent>, options: LiveViewOptions = {}): Promise<RunSummary | undefined> {
+export function liveView(
+  events$: Observable<EvoEvent | UnknownEvent>,
+  options: LiveViewOptions = {},
+): Promise<RunSummary | undefined> {
   const output = options.output ?? process.stdout;
   const interactive = options.interactive ?? Boolean(output.isTTY);
   // Colour for a terminal, or when asked for; not for a pipe, whatever picocolors guesses from CI.
@@ -35,10 +41,15 @@ export function liveView(events$: Observable<EvoEvent | UnknownEvent>, options: 
   const write = (line: string) => output.write(`${line}\n`);
   const { frames, interval } = spinners.dots;
   const log = interactive ? createLogUpdate(output, { showCursor: false }) : undefined;
-  let state: ViewState = initialView;
+  const state = new ViewModel();
   let tick = 0;
   const draw = () =>
-    log?.(renderFrame(state, c, frames[tick++ % frames.length]!, { columns: output.columns ?? 100, rows: output.rows ?? 30 }));
+    log?.(
+      renderFrame(state, c, frames[tick++ % frames.length]!, {
+        columns: output.columns ?? 100,
+        rows: output.rows ?? 30,
+      }),
+    );
   const timer = log ? setInterval(draw, interval) : undefined;
 
   const finish = () => {
@@ -48,14 +59,17 @@ export function liveView(events$: Observable<EvoEvent | UnknownEvent>, options: 
       log.done();
     }
     const response = state.summary?.response ?? state.text;
-    if (response) write(`\n${c.bold('Response')}\n${response}\n`);
+    if (response) write(`\n${c.bold('Response')}\n${showControls(response, true)}\n`);
+    if (state.summary?.outcome === 'needs-input') {
+      write(`${c.bold(c.yellow('Needs input'))}\n${formatting.pending(state.summary, c).join('\n')}\n`);
+    }
     if (state.summary) write(c.dim(formatting.summaryLine(state.summary)));
   };
 
   return new Promise((resolve, reject) => {
     events$.pipe(viewActions()).subscribe({
       next: (action) => {
-        state = reduceView(state, action);
+        state.apply(action);
         if (!log) {
           const line = describeAction(action, c, output.columns ?? 100);
           if (line !== undefined) write(line);
@@ -63,7 +77,11 @@ export function liveView(events$: Observable<EvoEvent | UnknownEvent>, options: 
       },
       error: (err: unknown) => {
         finish();
-        write(c.red(`\n${err instanceof Error ? err.message : String(err)}`));
+        if (options.showErrors ?? true) {
+          write(c.red(`\n${showControls(err instanceof Error ? err.message : String(err), true)}`));
+        }
+        // The run's own error, passed on as it came.
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
         reject(err);
       },
       complete: () => {

@@ -1,5 +1,12 @@
 import { connect, count, filter, map, merge, mergeMap, of, share, type OperatorFunction } from 'rxjs';
-import type { ErrorEvent, EvoEvent, UnknownEvent } from '../src/events.js';
+import type {
+  ErrorEvent,
+  EvoEvent,
+  PanelDispatchCompleteEvent,
+  PanelDispatchErrorEvent,
+  PanelDispatchStartEvent,
+  UnknownEvent,
+} from '../src/events.js';
 import { accumulateText } from '../operators/accumulateText.js';
 import { groupSubagents, type SubagentRun } from '../operators/groupSubagents.js';
 import { ofType } from '../operators/ofType.js';
@@ -7,8 +14,8 @@ import { pairToolCalls, type ToolInvocation } from '../operators/pairToolCalls.j
 import { summarize, type RunSummary } from '../operators/summarize.js';
 import { sumUsage, type UsageTotals } from '../operators/sumUsage.js';
 
-// The live view's model: the actions derived from a run's events, the state
-// they build, and the reducer between them.
+// The live view's model: the actions derived from a run's events, and the
+// state they build.
 
 /** One change to the live view, derived from the run's events by `viewActions`. */
 export type ViewAction =
@@ -17,72 +24,126 @@ export type ViewAction =
   | { readonly kind: 'tool'; readonly invocation: ToolInvocation; readonly delegation?: SubagentRun }
   | { readonly kind: 'subagent-start'; readonly delegation: SubagentRun }
   | { readonly kind: 'subagent-end'; readonly delegation: SubagentRun; readonly events: number }
+  | { readonly kind: 'panel'; readonly event: PanelDispatchEvent }
   | { readonly kind: 'usage'; readonly usage: UsageTotals }
   | { readonly kind: 'error'; readonly event: ErrorEvent }
   | { readonly kind: 'summary'; readonly summary: RunSummary };
 
+type PanelDispatchEvent = PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent;
+
+/** Invocations by key in the order first seen, with the latest snapshot of each: updated in place. */
+export class ToolList {
+  private readonly index = new Map<string, number>();
+  private readonly list: ToolInvocation[] = [];
+
+  set(invocation: ToolInvocation): void {
+    const at = this.index.get(invocation.key);
+    if (at === undefined) {
+      this.index.set(invocation.key, this.list.length);
+      this.list.push(invocation);
+    } else this.list[at] = invocation;
+  }
+
+  get size(): number {
+    return this.list.length;
+  }
+
+  /** The last `n`, oldest first: a frame draws only what fits. */
+  last(n: number): readonly ToolInvocation[] {
+    return this.list.slice(Math.max(0, this.list.length - n));
+  }
+
+  all(): readonly ToolInvocation[] {
+    return this.list;
+  }
+}
+
 /** A delegation as the view shows it. */
 export interface ViewDelegation {
   readonly run: SubagentRun;
-  readonly tools: ReadonlyMap<string, ToolInvocation>;
-  readonly events: number | undefined;
+  readonly tools: ToolList;
+  /** Its event count once it has ended; `undefined` while it runs. */
+  events: number | undefined;
 }
 
-/** Everything the live view draws. */
-export interface ViewState {
-  readonly thinking: string;
-  readonly text: string;
-  /** Main-agent tools by key, `task` delegations left to the sub-agent tree. */
-  readonly tools: ReadonlyMap<string, ToolInvocation>;
-  readonly delegations: readonly ViewDelegation[];
-  readonly usage: UsageTotals;
-  readonly errors: readonly string[];
-  readonly summary: RunSummary | undefined;
+/** A panel dispatch as the view shows it. */
+export interface ViewPanel {
+  readonly id: string;
+  label: string;
+  subagentType: string;
+  status: 'running' | 'completed' | 'failed';
+  durationMs: number | undefined;
+  error: string | undefined;
 }
 
-/** The view before the first event. */
-export const initialView: ViewState = {
-  thinking: '',
-  text: '',
-  tools: new Map(),
-  delegations: [],
-  usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
-  errors: [],
-  summary: undefined,
-};
+/**
+ * Everything the live view draws, changed in place by `apply`: the work per
+ * event does not grow with the run, however many tools it calls.
+ */
+export class ViewModel {
+  thinking = '';
+  text = '';
+  /** Main-agent tools, `task` delegations left to the sub-agent tree. */
+  readonly tools = new ToolList();
+  readonly delegations: ViewDelegation[] = [];
+  private readonly byRun = new Map<SubagentRun, ViewDelegation>();
+  readonly panels = new Map<string, ViewPanel>();
+  usage: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  readonly errors: string[] = [];
+  summary: RunSummary | undefined;
 
-function updateDelegation(
-  state: ViewState,
-  run: ViewDelegation['run'],
-  change: (d: ViewDelegation) => ViewDelegation,
-): ViewState {
-  return { ...state, delegations: state.delegations.map((d) => (d.run === run ? change(d) : d)) };
-}
-
-/** Applies one action to the view state; a new state, the old one untouched. */
-export function reduceView(state: ViewState, action: ViewAction): ViewState {
-  switch (action.kind) {
-    case 'thinking':
-      return { ...state, thinking: action.content };
-    case 'text':
-      return { ...state, text: action.text };
-    case 'tool': {
-      const { invocation, delegation } = action;
-      if (delegation) {
-        return updateDelegation(state, delegation, (d) => ({ ...d, tools: new Map(d.tools).set(invocation.key, invocation) }));
+  apply(action: ViewAction): this {
+    switch (action.kind) {
+      case 'thinking':
+        this.thinking = action.content;
+        break;
+      case 'text':
+        this.text = action.text;
+        break;
+      case 'tool':
+        (action.delegation ? this.byRun.get(action.delegation)?.tools : this.tools)?.set(action.invocation);
+        break;
+      case 'subagent-start': {
+        const delegation: ViewDelegation = { run: action.delegation, tools: new ToolList(), events: undefined };
+        this.delegations.push(delegation);
+        this.byRun.set(action.delegation, delegation);
+        break;
       }
-      return { ...state, tools: new Map(state.tools).set(invocation.key, invocation) };
+      case 'subagent-end': {
+        const delegation = this.byRun.get(action.delegation);
+        if (delegation) delegation.events = action.events;
+        break;
+      }
+      case 'panel':
+        this.panel(action.event);
+        break;
+      case 'usage':
+        this.usage = action.usage;
+        break;
+      case 'error':
+        this.errors.push(action.event.message);
+        break;
+      case 'summary':
+        this.summary = action.summary;
+        break;
     }
-    case 'subagent-start':
-      return { ...state, delegations: [...state.delegations, { run: action.delegation, tools: new Map(), events: undefined }] };
-    case 'subagent-end':
-      return updateDelegation(state, action.delegation, (d) => ({ ...d, events: action.events }));
-    case 'usage':
-      return { ...state, usage: action.usage };
-    case 'error':
-      return { ...state, errors: [...state.errors, action.event.message] };
-    case 'summary':
-      return { ...state, summary: action.summary };
+    return this;
+  }
+
+  private panel(event: PanelDispatchEvent): void {
+    let panel = this.panels.get(event.id);
+    if (!panel) {
+      panel = { id: event.id, label: '', subagentType: '', status: 'running', durationMs: undefined, error: undefined };
+      this.panels.set(event.id, panel);
+    }
+    if (event.type === 'panel_dispatch_start') {
+      panel.label = event.label;
+      panel.subagentType = event.subagent_type;
+    } else {
+      panel.durationMs = event.duration_ms;
+      panel.status = event.type === 'panel_dispatch_complete' ? 'completed' : 'failed';
+      if (event.type === 'panel_dispatch_error') panel.error = event.error;
+    }
   }
 }
 
@@ -96,8 +157,14 @@ export function reduceView(state: ViewState, action: ViewAction): ViewState {
 export function viewActions(): OperatorFunction<EvoEvent | UnknownEvent, ViewAction> {
   return connect((events$) =>
     merge(
-      events$.pipe(ofType('thinking'), map((e): ViewAction => ({ kind: 'thinking', content: e.content }))),
-      events$.pipe(accumulateText(), map((text): ViewAction => ({ kind: 'text', text }))),
+      events$.pipe(
+        ofType('thinking'),
+        map((e): ViewAction => ({ kind: 'thinking', content: e.content })),
+      ),
+      events$.pipe(
+        accumulateText(),
+        map((text): ViewAction => ({ kind: 'text', text })),
+      ),
       events$.pipe(
         ofType('tool_call', 'tool_result'),
         // A `task` call is a delegation: the sub-agent tree shows it.
@@ -111,14 +178,33 @@ export function viewActions(): OperatorFunction<EvoEvent | UnknownEvent, ViewAct
           const own$ = delegation.events$.pipe(share());
           return merge(
             of<ViewAction>({ kind: 'subagent-start', delegation }),
-            own$.pipe(pairToolCalls(), map((invocation): ViewAction => ({ kind: 'tool', invocation, delegation }))),
-            own$.pipe(count(), map((events): ViewAction => ({ kind: 'subagent-end', delegation, events }))),
+            own$.pipe(
+              pairToolCalls(),
+              map((invocation): ViewAction => ({ kind: 'tool', invocation, delegation })),
+            ),
+            own$.pipe(
+              count(),
+              map((events): ViewAction => ({ kind: 'subagent-end', delegation, events })),
+            ),
           );
         }),
       ),
-      events$.pipe(sumUsage(), map((usage): ViewAction => ({ kind: 'usage', usage }))),
-      events$.pipe(ofType('error'), map((event): ViewAction => ({ kind: 'error', event }))),
-      events$.pipe(summarize(), map((summary): ViewAction => ({ kind: 'summary', summary }))),
+      events$.pipe(
+        ofType('panel_dispatch_start', 'panel_dispatch_complete', 'panel_dispatch_error'),
+        map((event): ViewAction => ({ kind: 'panel', event })),
+      ),
+      events$.pipe(
+        sumUsage(),
+        map((usage): ViewAction => ({ kind: 'usage', usage })),
+      ),
+      events$.pipe(
+        ofType('error'),
+        map((event): ViewAction => ({ kind: 'error', event })),
+      ),
+      events$.pipe(
+        summarize(),
+        map((summary): ViewAction => ({ kind: 'summary', summary })),
+      ),
     ),
   );
 }

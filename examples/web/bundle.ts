@@ -18,7 +18,9 @@ export async function bundleForBrowser(entry: string): Promise<string> {
     metafile: true,
     logLevel: 'silent',
   });
-  const nodeOnly = Object.keys(result.metafile.inputs).filter((input) => input.startsWith('node:') || /node_modules\/execa\//.test(input));
+  const nodeOnly = Object.keys(result.metafile.inputs).filter(
+    (input) => input.startsWith('node:') || /node_modules\/execa\//.test(input),
+  );
   if (nodeOnly.length > 0) throw new Error(`${entry} pulls Node-only modules into the browser: ${nodeOnly.join(', ')}`);
   return result.outputFiles[0]!.text;
 }

@@ -107,7 +107,9 @@ export class Runs {
     const id = randomUUID().slice(0, 8);
     const speed = request.speed ?? 1;
     const prompt = request.prompt?.trim() || SCENARIO_PROMPTS[request.scenario ?? 'demo'];
-    const cli = request.scenario ? fakeEvoSci(scenarioSteps(request.scenario, speed)) : evosciCommand(scenarioSteps('demo', speed));
+    const cli = request.scenario
+      ? fakeEvoSci(scenarioSteps(request.scenario, speed))
+      : evosciCommand(scenarioSteps('demo', speed));
     // Without EvoSci the prompt run is the demo replay: say so.
     const scenario = request.scenario ?? ('fake' in cli && cli.fake ? 'demo' : undefined);
     const live = new LiveRun(id, prompt, scenario, {

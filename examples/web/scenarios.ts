@@ -15,11 +15,23 @@ export function scenarioSteps(scenario: Scenario, speed = 1): FakeStep[] {
   const pacing = livePacing(speed);
   switch (scenario) {
     case 'demo':
-      return [{ stderr: 'Loading agent…' }, { transcript: transcript('demo-run.jsonl'), ...pacing }, { resumeHint: 'demo-7f3a9c' }];
+      return [
+        { stderr: 'Loading agent…' },
+        { transcript: transcript('demo-run.jsonl'), ...pacing },
+        { resumeHint: 'demo-7f3a9c' },
+      ];
     case 'needs-input':
-      return [{ stderr: 'Loading agent…' }, { transcript: transcript('interrupt-run.jsonl'), ...pacing }, { resumeHint: 'demo-5b21e0' }];
+      return [
+        { stderr: 'Loading agent…' },
+        { transcript: transcript('interrupt-run.jsonl'), ...pacing },
+        { resumeHint: 'demo-5b21e0' },
+      ];
     case 'slow':
       // A few steps, then no more output until the run is stopped.
-      return [{ stderr: 'Loading agent…' }, { transcript: transcript('demo-run.jsonl'), count: 30, ...pacing }, { hang: true }];
+      return [
+        { stderr: 'Loading agent…' },
+        { transcript: transcript('demo-run.jsonl'), count: 30, ...pacing },
+        { hang: true },
+      ];
   }
 }

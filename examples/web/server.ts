@@ -73,9 +73,11 @@ async function readStartRequest(req: IncomingMessage): Promise<StartRequest> {
   }
   if (typeof value !== 'object' || value === null) throw new HttpError(400, 'body is not a JSON object');
   const { scenario, prompt, speed } = value as Record<string, unknown>;
-  if (scenario !== undefined && !isScenario(scenario)) throw new HttpError(400, `unknown scenario ${JSON.stringify(scenario)}`);
+  if (scenario !== undefined && !isScenario(scenario))
+    throw new HttpError(400, `unknown scenario ${JSON.stringify(scenario)}`);
   if (prompt !== undefined && typeof prompt !== 'string') throw new HttpError(400, 'prompt must be a string');
-  if (speed !== undefined && !(typeof speed === 'number' && speed > 0 && speed <= 100)) throw new HttpError(400, 'speed must be a number in (0, 100]');
+  if (speed !== undefined && !(typeof speed === 'number' && speed > 0 && speed <= 100))
+    throw new HttpError(400, 'speed must be a number in (0, 100]');
   return { scenario, prompt, speed };
 }
 
@@ -150,7 +152,11 @@ export async function startDashboardServer(options: DashboardServerOptions = {})
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { values } = parseArgs({
-    options: { port: { type: 'string', default: '8080' }, host: { type: 'string', default: '127.0.0.1' }, workdir: { type: 'string' } },
+    options: {
+      port: { type: 'string', default: '8080' },
+      host: { type: 'string', default: '127.0.0.1' },
+      workdir: { type: 'string' },
+    },
   });
   const server = await startDashboardServer({
     port: Number(values.port),

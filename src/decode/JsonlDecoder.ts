@@ -39,13 +39,74 @@ const BOM = '\ufeff';
 /** How much of an oversized line its diagnostic keeps. */
 const HEAD_LENGTH = 1024;
 
+/** Above this, a held line's buffer is let go once the line ends rather than kept for the next. */
+const KEEP_CAPACITY = 1 << 20;
+const HIGH_SURROGATE_FIRST = 0xd800;
+const HIGH_SURROGATE_LAST = 0xdbff;
 
 /**
- * A copy of the bytes from `start`: the source may reuse its buffer, and a
- * Node `Buffer`'s own `slice` would only be a view.
+ * The bytes of the line still open at the end of a chunk, in one buffer that
+ * grows by doubling: a line that arrives a byte at a time costs its size, not
+ * an object per chunk. Text pieces are held as their UTF-8 (a high surrogate
+ * at the end of a piece waits for its pair), so the whole line is decoded once.
  */
-function copy(chunk: Uint8Array, start: number): Uint8Array {
-  return Uint8Array.prototype.slice.call(chunk, start);
+class HeldLine {
+  private buffer = new Uint8Array(0);
+  private used = 0;
+  private readonly utf8 = new TextEncoder();
+  /** A high surrogate that ended the last text piece. */
+  private carry = '';
+
+  /** Bytes held, the carried surrogate counted as the 3 it would take alone. */
+  get length(): number {
+    return this.used + (this.carry ? 3 : 0);
+  }
+
+  bytes(piece: Uint8Array): void {
+    this.flushCarry();
+    this.reserve(piece.length);
+    this.buffer.set(piece, this.used);
+    this.used += piece.length;
+  }
+
+  text(piece: string): void {
+    let text = this.carry + piece;
+    this.carry = '';
+    const last = text.charCodeAt(text.length - 1);
+    if (last >= HIGH_SURROGATE_FIRST && last <= HIGH_SURROGATE_LAST) {
+      this.carry = text.slice(-1);
+      text = text.slice(0, -1);
+    }
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    this.reserve(text.length * 3);
+    this.used += this.utf8.encodeInto(text, this.buffer.subarray(this.used)).written;
+  }
+
+  /** The held line as text, up to `limit` bytes of it. */
+  decode(decoder: { decode(bytes: Uint8Array): string }, limit = Infinity): string {
+    this.flushCarry();
+    return decoder.decode(this.buffer.subarray(0, Math.min(this.used, limit)));
+  }
+
+  clear(): void {
+    this.used = 0;
+    this.carry = '';
+    if (this.buffer.length > KEEP_CAPACITY) this.buffer = new Uint8Array(0);
+  }
+
+  private flushCarry(): void {
+    if (!this.carry) return;
+    const carried = this.carry;
+    this.carry = '';
+    this.text(carried);
+  }
+
+  private reserve(extra: number): void {
+    if (this.used + extra <= this.buffer.length) return;
+    const grown = new Uint8Array(Math.max(this.used + extra, this.buffer.length * 2, 256));
+    grown.set(this.buffer.subarray(0, this.used));
+    this.buffer = grown;
+  }
 }
 
 /** UTF-8 length of a string, counted only for lines long enough to be near the limit. */
@@ -73,17 +134,15 @@ function utf8Length(text: string): number {
  * decoded some 64 KiB at a time: a streaming `TextDecoder` would leave
  * Node's fast ASCII path and allocate a UTF-16 copy of every chunk. The text
  * is then cut at `\n`; slices go to `JSON.parse` without copying. Only a line
- * that spans chunks is held, as the pieces received, and joined once when it
- * ends; a line over `maxLineBytes` is counted but no longer kept.
+ * that spans chunks is held, in one growing buffer of its bytes, and decoded
+ * once when it ends; a line over `maxLineBytes` is counted but no longer kept.
  */
 export class JsonlDecoder {
   private readonly utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
   private readonly maxLineBytes: number;
   private readonly keepUnknown: boolean;
-  /** Pieces of the line still open at the end of the last chunk, bytes or text as they came. */
-  private pending: (string | Uint8Array)[] = [];
-  /** Size of `pending`: bytes, and UTF-16 units for text (a lower bound of its UTF-8 size). */
-  private pendingLength = 0;
+  /** The line still open at the end of the last chunk. */
+  private readonly held = new HeldLine();
   /** The open line passed the limit: its text is dropped until its end. */
   private oversized = false;
   private oversizedHead = '';
@@ -97,7 +156,7 @@ export class JsonlDecoder {
 
   /** The open line: what was received after the last newline (its start only, if oversized). */
   get partialLine(): string {
-    return this.oversized ? this.oversizedHead : this.joinPending();
+    return this.oversized ? this.oversizedHead : this.held.decode(this.utf8);
   }
 
   /** Feeds one chunk; returns what it completed. */
@@ -117,26 +176,29 @@ export class JsonlDecoder {
 
   /** Whether a line was started and not yet ended. */
   private get lineOpen(): boolean {
-    return this.pendingLength > 0 || this.oversized;
+    return this.held.length > 0 || this.oversized;
   }
 
   private bytes(chunk: Uint8Array): void {
     let start = 0;
     if (this.lineOpen) {
       const end = chunk.indexOf(LF_BYTE);
-      if (end === -1) return this.hold(copy(chunk, 0));
+      if (end === -1) return this.hold(chunk);
       this.finishLine(chunk.subarray(0, end));
       start = end + 1;
     }
     while (start < chunk.length) {
-      let cut = chunk.length - start > BATCH_BYTES ? chunk.lastIndexOf(LF_BYTE, start + BATCH_BYTES - 1) : chunk.lastIndexOf(LF_BYTE);
+      let cut =
+        chunk.length - start > BATCH_BYTES
+          ? chunk.lastIndexOf(LF_BYTE, start + BATCH_BYTES - 1)
+          : chunk.lastIndexOf(LF_BYTE);
       // A single line longer than a batch: decode up to its end.
       if (cut < start) cut = chunk.indexOf(LF_BYTE, start + BATCH_BYTES);
       if (cut === -1) break;
       this.text(this.utf8.decode(chunk.subarray(start, cut + 1)));
       start = cut + 1;
     }
-    if (start < chunk.length) this.hold(copy(chunk, start));
+    if (start < chunk.length) this.hold(chunk.subarray(start));
   }
 
   private text(chunk: string): void {
@@ -155,61 +217,17 @@ export class JsonlDecoder {
     if (start < chunk.length) this.hold(start === 0 ? chunk : chunk.slice(start));
   }
 
+  /** Holds the start of a line; the source may reuse its buffer, so bytes are copied. */
   private hold(piece: string | Uint8Array): void {
     if (this.oversized) return;
-    this.pendingLength += piece.length;
-    this.pending.push(piece);
-    // One unit of slack: the line may end in the `\r` of a `\r\n` split between chunks.
-    if (this.pendingLength > this.maxLineBytes + 1) {
-      this.oversizedHead = this.head();
+    if (typeof piece === 'string') this.held.text(piece);
+    else this.held.bytes(piece);
+    // One byte of slack: the line may end in the `\r` of a `\r\n` split between chunks.
+    if (this.held.length > this.maxLineBytes + 1) {
+      this.oversizedHead = this.held.decode(this.utf8, HEAD_LENGTH);
       this.oversized = true;
-      this.pending = [];
-      this.pendingLength = 0;
+      this.held.clear();
     }
-  }
-
-  /** The start of the held line, for the diagnostic, decoded from the first pieces only. */
-  private head(): string {
-    const first: (string | Uint8Array)[] = [];
-    let size = 0;
-    for (const piece of this.pending) {
-      const part = typeof piece === 'string' ? piece.slice(0, HEAD_LENGTH) : piece.subarray(0, HEAD_LENGTH);
-      first.push(part);
-      size += part.length;
-      if (size >= HEAD_LENGTH) break;
-    }
-    return this.joinPieces(first).slice(0, HEAD_LENGTH);
-  }
-
-  /** The held pieces and `tail` as text. */
-  private joinPending(tail?: string | Uint8Array): string {
-    return this.joinPieces(tail === undefined ? this.pending : [...this.pending, tail]);
-  }
-
-  /** Pieces as text; runs of byte pieces are decoded together, so a character split between them is whole. */
-  private joinPieces(pieces: readonly (string | Uint8Array)[]): string {
-    let text = '';
-    let bytes: Uint8Array[] = [];
-    const flush = () => {
-      if (bytes.length === 0) return;
-      const size = bytes.reduce((sum, b) => sum + b.length, 0);
-      const joined = new Uint8Array(size);
-      let at = 0;
-      for (const b of bytes) {
-        joined.set(b, at);
-        at += b.length;
-      }
-      text += this.utf8.decode(joined);
-      bytes = [];
-    };
-    for (const piece of pieces) {
-      if (typeof piece === 'string') {
-        flush();
-        text += piece;
-      } else bytes.push(piece);
-    }
-    flush();
-    return text;
   }
 
   /** Ends the held line with `tail`. */
@@ -221,9 +239,10 @@ export class JsonlDecoder {
       this.oversizedHead = '';
       return;
     }
-    const text = this.joinPending(tail);
-    this.pending = [];
-    this.pendingLength = 0;
+    if (typeof tail === 'string') this.held.text(tail);
+    else this.held.bytes(tail);
+    const text = this.held.decode(this.utf8);
+    this.held.clear();
     this.line(text);
   }
 
@@ -233,7 +252,10 @@ export class JsonlDecoder {
     if (line === 1 && text.startsWith(BOM)) text = text.slice(1);
     if (text.length === 0) return;
     // UTF-8 is 1 to 3 bytes per UTF-16 unit: only lines past a third of the limit need counting.
-    if (text.length * 3 > this.maxLineBytes && (text.length > this.maxLineBytes || utf8Length(text) > this.maxLineBytes)) {
+    if (
+      text.length * 3 > this.maxLineBytes &&
+      (text.length > this.maxLineBytes || utf8Length(text) > this.maxLineBytes)
+    ) {
       this.tooLong(text);
       return;
     }
@@ -242,7 +264,9 @@ export class JsonlDecoder {
   }
 
   private tooLong(head: string): void {
-    this.out.push(new DecodeIssue(this.lineNumber, head, `line longer than maxLineBytes (${this.maxLineBytes}); dropped`));
+    this.out.push(
+      new DecodeIssue(this.lineNumber, head, `line longer than maxLineBytes (${this.maxLineBytes}); dropped`),
+    );
   }
 }
 

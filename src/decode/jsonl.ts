@@ -66,7 +66,8 @@ export function fromJsonl(source: JsonlSource, options: DecodeOptions = {}): Obs
       if (fatal) subscriber.error(new DecodeError(fatal));
       else subscriber.complete();
     };
-    if (typeof source === 'string' || source instanceof Uint8Array) return readSync(pieces(source), feed, end, subscriber);
+    if (typeof source === 'string' || source instanceof Uint8Array)
+      return readSync(pieces(source), feed, end, subscriber);
     if (typeof source !== 'object' || source === null) {
       subscriber.error(new TypeError(UNSUPPORTED));
       return undefined;

@@ -1,5 +1,6 @@
 import { execa } from 'execa';
 import { killGroupOnExit, signalGroup } from './processGroup.js';
+import { after, type Timer } from './timers.js';
 
 const POSIX = process.platform !== 'win32';
 
@@ -64,9 +65,10 @@ export class CliProcess {
   private current: CliPhase = 'running';
   private readonly child: ReturnType<typeof spawnCli>;
   private readonly started = Date.now();
-  private stopTimer: ReturnType<typeof setTimeout> | undefined;
-  private drainTimer: ReturnType<typeof setTimeout> | undefined;
+  private stopTimer: Timer | undefined;
+  private drainTimer: Timer | undefined;
   private readonly forget: (() => void) | undefined;
+  private readonly sent: NodeJS.Signals[] = [];
 
   constructor(
     command: string,
@@ -83,7 +85,8 @@ export class CliProcess {
       this.settle({
         exitCode: result.exitCode,
         signal: result.signal,
-        spawnFailure: result.exitCode === undefined && result.signal === undefined ? (result.cause ?? result) : undefined,
+        spawnFailure:
+          result.exitCode === undefined && result.signal === undefined ? (result.cause ?? result) : undefined,
         durationMs: Date.now() - this.started,
       }),
     );
@@ -103,11 +106,17 @@ export class CliProcess {
     }
   }
 
+  /** The stop signals sent so far, in order. */
+  get signalsSent(): readonly NodeJS.Signals[] {
+    return this.sent;
+  }
+
   private signalNext(step: number): void {
     const signal = this.options.stopSignals[step];
     if (signal === undefined || this.current !== 'stopping') return;
+    this.sent.push(signal);
     this.signal(signal);
-    this.stopTimer = setTimeout(() => this.signalNext(step + 1), this.options.graceMs);
+    this.stopTimer = after(this.options.graceMs, () => this.signalNext(step + 1));
   }
 
   private signal(signal: NodeJS.Signals): void {
@@ -118,13 +127,13 @@ export class CliProcess {
   private exited(): void {
     if (this.current === 'settled') return;
     this.current = 'exited';
-    clearTimeout(this.stopTimer);
+    this.stopTimer?.clear();
     // The CLI is gone; what it left running in its group goes too, and with it
     // any copy of the output pipes that would keep the run from ending.
     if (POSIX && this.pid !== undefined) signalGroup(this.pid, 'SIGKILL');
     // A process that left the group can still hold them: once the CLI's own
     // output has had time to drain, stop reading.
-    this.drainTimer = setTimeout(() => this.closeOutput(), this.options.graceMs);
+    this.drainTimer = after(this.options.graceMs, () => this.closeOutput());
     this.options.onExit?.();
   }
 
@@ -135,8 +144,8 @@ export class CliProcess {
 
   private settle(result: CliResult): void {
     this.current = 'settled';
-    clearTimeout(this.stopTimer);
-    clearTimeout(this.drainTimer);
+    this.stopTimer?.clear();
+    this.drainTimer?.clear();
     this.forget?.();
     this.options.onSettled(result);
   }

@@ -1,17 +1,20 @@
-import { stripVTControlCharacters } from 'node:util';
+import { stripControls } from '../controls.js';
 
 const RESUME_HINT = /EvoSci\s+(?:--resume|--thread-id)[\s=]+(\S+)/;
 
 /**
- * The producer's stderr as lines: each passed on with ANSI codes stripped,
- * the last `tailBytes` characters kept for errors, the resume hint's thread id parsed.
- * Memory is bounded by `tailBytes` however much is written, even without
- * newlines.
+ * The producer's stderr as lines: each passed on with every terminal
+ * sequence and control character removed, the last `tailBytes` characters
+ * kept for errors, the resume hint's thread id parsed. Memory is bounded by
+ * `tailBytes` however much is written, even without newlines, and the work
+ * per line does not grow with the tail: the lines are a ring.
  */
 export class StderrLog {
   private readonly utf8 = new TextDecoder('utf-8');
   private partial = '';
+  /** Kept lines, oldest at `first`; the array is compacted once half of it is dropped. */
   private lines: string[] = [];
+  private first = 0;
   private size = 0;
   threadId: string | undefined;
 
@@ -32,26 +35,46 @@ export class StderrLog {
 
   /** The last lines, at most `tailBytes` characters. */
   get tail(): string {
-    const open = this.partial ? [this.partial] : [];
-    const tail = [...this.lines, ...open].join('\n');
+    const kept = this.lines.slice(this.first);
+    if (this.partial) kept.push(stripControls(this.partial));
+    const tail = kept.join('\n');
     return tail.length > this.tailBytes ? tail.slice(-this.tailBytes) : tail;
   }
 
   private text(text: string): void {
-    const parts = (this.partial + text).split('\n');
-    this.partial = parts.pop()!;
-    if (this.partial.length > this.tailBytes) this.partial = this.partial.slice(-this.tailBytes);
-    for (const part of parts) this.line(part);
+    let start = 0;
+    let end = text.indexOf('\n');
+    if (end !== -1) {
+      this.line(this.partial + text.slice(0, end));
+      this.partial = '';
+      start = end + 1;
+      end = text.indexOf('\n', start);
+    }
+    while (end !== -1) {
+      this.line(text.slice(start, end));
+      start = end + 1;
+      end = text.indexOf('\n', start);
+    }
+    if (start < text.length) {
+      this.partial += text.slice(start);
+      if (this.partial.length > this.tailBytes) this.partial = this.partial.slice(-this.tailBytes);
+    }
   }
 
   private line(raw: string): void {
-    const line = stripVTControlCharacters(raw.endsWith('\r') ? raw.slice(0, -1) : raw);
+    const line = stripControls(raw);
     const hint = RESUME_HINT.exec(line);
     if (hint) this.threadId = hint[1];
     const kept = line.length > this.tailBytes ? line.slice(-this.tailBytes) : line;
     this.lines.push(kept);
     this.size += kept.length + 1;
-    while (this.size > this.tailBytes && this.lines.length > 1) this.size -= this.lines.shift()!.length + 1;
+    while (this.size > this.tailBytes && this.lines.length - this.first > 1) {
+      this.size -= this.lines[this.first++]!.length + 1;
+    }
+    if (this.first > 1024 && this.first * 2 > this.lines.length) {
+      this.lines = this.lines.slice(this.first);
+      this.first = 0;
+    }
     this.onLine?.(line);
   }
 }

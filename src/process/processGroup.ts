@@ -24,12 +24,33 @@ function killAll(): void {
   for (const group of liveGroups) signalGroup(group, 'SIGKILL');
 }
 
+/**
+ * The listeners `signal-exit` (loaded by log-update, ora, write-file-atomic …)
+ * has on each signal. Like this hook, it acts only when nothing else listens,
+ * so each would wait for the other and neither act: its own count, which it
+ * keeps on a global, tells them apart from the app's.
+ */
+function exitHookListeners(): number {
+  const holders = [
+    (globalThis as Record<symbol, unknown>)[Symbol.for('signal-exit emitter')],
+    (process as unknown as Record<string, unknown>)['__signal_exit_emitter__'],
+  ];
+  let count = 0;
+  for (const holder of holders) {
+    const n = (holder as { count?: unknown } | undefined)?.count;
+    if (typeof n === 'number') count += n;
+  }
+  return count;
+}
+
 function onFatalSignal(signal: NodeJS.Signals): void {
-  // Runs first (prepended): any other listener means the app handles the signal itself,
+  // Runs first (prepended): a listener of the app's means it handles the signal itself,
   // and will unsubscribe or exit; the 'exit' hook covers the latter.
-  if (process.listenerCount(signal) > 1) return;
+  if (process.listenerCount(signal) - 1 - exitHookListeners() > 0) return;
   killAll();
   uninstall();
+  // With this hook gone, signal-exit (if loaded) sees only its own listeners: it runs its exit handlers
+  // and re-raises; without it, the re-raised signal ends Node as it would have.
   process.kill(process.pid, signal);
 }
 

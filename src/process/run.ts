@@ -1,4 +1,4 @@
-import { Observable, type Subscriber } from 'rxjs';
+import { config, Observable, type Subscriber } from 'rxjs';
 import { checkDecodeOptions, deliver, JsonlDecoder, type Decoded, type DecodeOptions } from '../decode/JsonlDecoder.js';
 import type { DecodeIssue } from '../decode/decodeLine.js';
 import {
@@ -12,7 +12,9 @@ import {
 } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
 import { CliProcess, type CliResult } from './CliProcess.js';
+import { after, type Timer } from './timers.js';
 import { StderrLog } from './StderrLog.js';
+import { stripControls } from '../controls.js';
 
 /** Options of `run()`. Only `prompt` is required. */
 export interface RunOptions extends DecodeOptions {
@@ -36,8 +38,14 @@ export interface RunOptions extends DecodeOptions {
   readonly timeoutMs?: number;
   /** Aborting stops the run; it errors with `CancelledError`. */
   readonly signal?: AbortSignal;
-  /** Milliseconds between the signals that stop the process. Default 3000. */
+  /** Milliseconds between the signals that stop the process (SIGINT, SIGTERM, SIGKILL). Default 3000. */
   readonly killGraceMs?: number;
+  /**
+   * Milliseconds the process may go on after `done` (EvoSci saves its memory
+   * for up to ~120 s, then prints the resume hint and exits) before it is
+   * stopped as on unsubscribe. Default 150000. `onExit` reports its exit.
+   */
+  readonly lingerMs?: number;
   /** Each stderr line, control characters removed. */
   readonly onStderr?: (line: string) => void;
   /** Called once the process has started, with its id (also the id of its process group on POSIX). */
@@ -67,19 +75,51 @@ export interface ExitInfo {
 /** Every default of `run()`, in one place. */
 const DEFAULTS = {
   killGraceMs: 3000,
+  lingerMs: 150_000,
   stderrTailBytes: 64 * 1024,
   autoMode: true,
 } as const;
 
-/** The signals that stop a run's process, in turn, `killGraceMs` apart. */
-const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGKILL'];
+/**
+ * The signals that stop a run's process, in turn, `killGraceMs` apart.
+ * SIGINT first: EvoSci then cleans up (its helper server runs in a session of
+ * its own, out of reach of a group kill), prints its resume hint and exits 130.
+ */
+const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGKILL'];
+
+/** Linux's limit on one argument (`MAX_ARG_STRLEN`), its terminating NUL included. */
+const MAX_ARG_BYTES = 131_072;
 
 interface ResolvedOptions {
   readonly command: string;
   readonly argv: readonly string[];
   readonly killGraceMs: number;
+  readonly lingerMs: number;
   readonly stderrTailBytes: number;
   readonly timeoutMs: number | undefined;
+}
+
+/** The runs waiting on each signal: one listener per signal, however many runs share it (no MaxListeners warning). */
+const abortWaiters = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `onAbort` when `signal` aborts; returns the function that stops waiting. */
+function whenAborted(signal: AbortSignal, onAbort: () => void): () => void {
+  let waiters = abortWaiters.get(signal);
+  if (!waiters) {
+    const all = new Set<() => void>();
+    waiters = all;
+    abortWaiters.set(signal, all);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const waiter of [...all]) waiter();
+      },
+      { once: true },
+    );
+  }
+  const own = () => onAbort();
+  waiters.add(own);
+  return () => waiters.delete(own);
 }
 
 function checkDuration(name: string, value: number | undefined): void {
@@ -93,11 +133,15 @@ function resolveOptions(options: RunOptions): ResolvedOptions {
   if (typeof options.prompt !== 'string' || options.prompt === '') {
     throw new TypeError('run: prompt must be a non-empty string');
   }
-  if (options.args !== undefined && !(Array.isArray(options.args) && options.args.every((a) => typeof a === 'string'))) {
+  if (
+    options.args !== undefined &&
+    !(Array.isArray(options.args) && options.args.every((a) => typeof a === 'string'))
+  ) {
     throw new TypeError('run: args must be an array of strings');
   }
   checkDuration('timeoutMs', options.timeoutMs);
   checkDuration('killGraceMs', options.killGraceMs);
+  checkDuration('lingerMs', options.lingerMs);
   const stderrTailBytes = options.stderrTailBytes ?? DEFAULTS.stderrTailBytes;
   if (!(stderrTailBytes >= 1)) throw new TypeError(`run: stderrTailBytes must be ≥ 1, got ${String(stderrTailBytes)}`);
   checkDecodeOptions(options);
@@ -105,6 +149,7 @@ function resolveOptions(options: RunOptions): ResolvedOptions {
     command: options.command ?? process.env['EVOSCI_BIN'] ?? 'EvoSci',
     argv: cliArgs(options),
     killGraceMs: options.killGraceMs ?? DEFAULTS.killGraceMs,
+    lingerMs: options.lingerMs ?? DEFAULTS.lingerMs,
     stderrTailBytes,
     timeoutMs: options.timeoutMs,
   };
@@ -114,6 +159,22 @@ function resolveOptions(options: RunOptions): ResolvedOptions {
  * The CLI arguments of a run. Values are attached with `=` so that a prompt
  * or path starting with `-` cannot be read as an option by the CLI's parser.
  */
+/** The first argument too long for one argv element, as a sentence; `undefined` when all fit. */
+function argvProblem(argv: readonly string[]): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  for (const arg of argv) {
+    const bytes = Buffer.byteLength(arg) + 1;
+    if (bytes <= MAX_ARG_BYTES) continue;
+    const prompt = arg.startsWith('--prompt=');
+    const name = prompt ? 'the prompt' : `the argument ${JSON.stringify(arg.slice(0, 40))}…`;
+    return (
+      `${name} is ${prompt ? Buffer.byteLength(arg) - '--prompt='.length : bytes - 1} bytes of UTF-8, and one argument may hold at most ${MAX_ARG_BYTES - 1} on Linux: ` +
+      'shorten it, or write the long text to a file in the workdir and ask the agent to read it'
+    );
+  }
+  return undefined;
+}
+
 function cliArgs(options: RunOptions): string[] {
   const args = [`--prompt=${options.prompt}`, '--output-format=stream-json'];
   if (options.workdir !== undefined) args.push(`--workdir=${options.workdir}`);
@@ -128,15 +189,19 @@ function cliArgs(options: RunOptions): string[] {
  *
  * Each subscription starts one process (`command --prompt=… --output-format=stream-json …`,
  * no shell) and emits each event as soon as its line is written. It completes
- * after a `done` event and exit status 0; otherwise it errors, after every
- * whole event, with `SpawnError`, `ExitError`, `TruncatedStreamError`,
- * `TimeoutError`, `CancelledError` or (with `strict`) `DecodeError`. Options
- * are checked when `run` is called: a mistake throws a `TypeError`.
+ * as soon as `done` is read, a run that stopped to ask (`needs-input`) too; the
+ * process may then finish its clean-up for up to `lingerMs`, and `onExit`
+ * reports how it exited. Without `done` it errors, after every whole event,
+ * with `SpawnError`, `ExitError`, `TruncatedStreamError`, `TimeoutError`,
+ * `CancelledError` or (with `strict`) `DecodeError`. Options are checked
+ * when `run` is called: a mistake throws a `TypeError`.
  *
- * Unsubscribing, `timeoutMs` and `signal` stop the process and every process
- * it started (its process group): SIGTERM, then SIGKILL after `killGraceMs`.
- * Processes left in the group when the CLI exits are killed, and so are all
- * runs' groups if Node itself exits.
+ * Unsubscribing before `done`, `timeoutMs` and `signal` stop the process and
+ * every process it started (its process group): SIGINT, so that EvoSci cleans
+ * up and prints its resume hint, then SIGTERM and SIGKILL, `killGraceMs`
+ * apart. The error arrives once the process has exited, with the thread id it
+ * printed. Processes left in the group when the CLI exits are killed, and so
+ * are all runs' groups if Node itself exits.
  *
  * ```ts
  * run({ prompt: 'Summarize attention into notes.md', workdir: '/tmp/task' })
@@ -155,11 +220,16 @@ export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
 function subscribeRun(
   subscriber: Subscriber<EvoEvent | UnknownEvent>,
   options: RunOptions,
-  { command, argv, killGraceMs, stderrTailBytes, timeoutMs }: ResolvedOptions,
+  { command, argv, killGraceMs, lingerMs, stderrTailBytes, timeoutMs }: ResolvedOptions,
 ): (() => void) | undefined {
   const abortSignal = options.signal;
   if (abortSignal?.aborted) {
     subscriber.error(new CancelledError('run aborted before it started', { cause: abortSignal.reason }));
+    return undefined;
+  }
+  const tooLong = argvProblem(argv);
+  if (tooLong !== undefined) {
+    subscriber.error(new SpawnError(`could not start ${JSON.stringify(command)}: ${tooLong}`));
     return undefined;
   }
   const decoder = new JsonlDecoder(options);
@@ -171,39 +241,78 @@ function subscribeRun(
   });
   let sawDone = false;
   let lastError: string | undefined;
-  /** Why this side ended the run (an `EvoSciError`, or what an app callback threw); reported once the process is gone. */
-  let failure: (() => unknown) | undefined;
-  let timeoutTimer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * Why this side ended the run (an `EvoSciError`, or what an app callback
+   * threw); built once the process is gone, to say how it went and carry the
+   * thread id it printed while stopping.
+   */
+  let failure: ((ending: CliResult) => unknown) | undefined;
+  let timeoutTimer: Timer | undefined;
+  let lingerTimer: Timer | undefined;
 
-  const fail = (reason: () => unknown) => {
+  const fail = (reason: (ending: CliResult) => unknown) => {
+    if (sawDone) return;
     failure ??= reason;
     cli?.stop();
   };
+  /** `… (stopped with SIGINT; exited with code 130)`: which signals it took, and how it ended. */
+  const stopped = ({ exitCode, signal }: CliResult): string => {
+    const sent = cli?.signalsSent ?? [];
+    const ended = signal !== undefined ? `killed by ${signal}` : `exited with code ${exitCode}`;
+    return sent.length === 0 ? ended : `stopped with ${sent.join(', then ')}; ${ended}`;
+  };
+  const ending = (result: CliResult): EvoSciErrorDetails =>
+    details({ exitCode: result.exitCode, signal: result.signal });
   const sink = {
     get closed() {
       return subscriber.closed;
     },
     next(event: EvoEvent | UnknownEvent) {
-      if (event.type === 'done') sawDone = true;
-      else if (event.type === 'error') lastError = String(event['message']);
+      if (event.type === 'error') lastError = String(event['message']);
       subscriber.next(event);
+      if (event.type !== 'done' || sawDone) return;
+      sawDone = true;
+      // The run is over; the process may still save its memory: it has until lingerMs.
+      lingerTimer = after(lingerMs, () => cli?.stop());
+      timeoutTimer?.clear();
+      subscriber.complete();
     },
   };
-  const emit = (decoded: readonly Decoded[]): DecodeIssue | undefined => deliver(decoded, sink, options);
+  /** Lines that were not events, counted so that an error can say so even without an `onDiagnostic`. */
+  let badLines = 0;
+  let firstBadLine: DecodeIssue | undefined;
+  const decodeOptions = {
+    strict: options.strict,
+    onDiagnostic: (issue: DecodeIssue) => {
+      badLines++;
+      firstBadLine ??= issue;
+      options.onDiagnostic?.(issue);
+    },
+  };
+  /** `; 12 lines were not events, the first (line 1): "Loading…"`, or nothing. */
+  const badLinesNote = () =>
+    firstBadLine === undefined
+      ? ''
+      : `; ${badLines} ${badLines === 1 ? 'line was' : 'lines were'} not events, the first (line ${firstBadLine.line}): ${JSON.stringify(stripControls(firstBadLine.raw).slice(0, 120))}`;
+  const emit = (decoded: readonly Decoded[]): DecodeIssue | undefined => deliver(decoded, sink, decodeOptions);
   // An app callback (onDiagnostic, onStderr) that throws ends the run with its error, not the app.
   const guarded = (read: (chunk: Uint8Array) => void) => (chunk: Uint8Array) => {
-    if (failure) return;
     try {
       read(chunk);
     } catch (err) {
       fail(() => err);
     }
   };
-  const onAbort = () => fail(() => new CancelledError('run aborted', details({ cause: abortSignal?.reason })));
+  const onAbort = () =>
+    fail(
+      (result) =>
+        new CancelledError(`run aborted (${stopped(result)})`, { ...ending(result), cause: abortSignal?.reason }),
+    );
 
   const settled = (result: CliResult) => {
-    clearTimeout(timeoutTimer);
-    abortSignal?.removeEventListener('abort', onAbort);
+    timeoutTimer?.clear();
+    lingerTimer?.clear();
+    stopWaiting?.();
     // Flushing calls the app's callbacks; one that throws must not keep onExit from being called.
     let cutLine: DecodeIssue | undefined;
     for (const flush of [() => (cutLine = emit(decoder.end())), () => stderr.end()]) {
@@ -224,36 +333,51 @@ function subscribeRun(
       });
       if (!subscriber.closed) end(result, cutLine);
     } catch (err) {
-      // onExit threw: the run ends with it.
-      subscriber.error(err);
+      // onExit threw: the run ends with it, or, if it already completed at `done`, the error is reported as RxJS reports errors it cannot deliver.
+      if (!subscriber.closed) subscriber.error(err);
+      else if (config.onUnhandledError) config.onUnhandledError(err);
+      else
+        setTimeout(() => {
+          throw err;
+        });
     }
   };
 
   /** The Observable's last word, from how the process ended. */
-  const end = ({ exitCode, signal, spawnFailure }: CliResult, cutLine: DecodeIssue | undefined) => {
-    if (failure) return subscriber.error(failure());
+  const end = (result: CliResult, cutLine: DecodeIssue | undefined) => {
+    const { exitCode, signal, spawnFailure } = result;
+    if (failure) return subscriber.error(failure(result));
     if (spawnFailure !== undefined) {
-      const cause = spawnFailure as { message?: string; shortMessage?: string };
+      const cause = spawnFailure as { message?: string; shortMessage?: string; code?: string };
       const where = options.cwd ? ` in ${options.cwd}` : '';
+      // A missing CLI is the first thing a new user meets: say where the command comes from.
+      const hint =
+        cause.code === 'ENOENT' && !(options.cwd && cause.message?.includes(options.cwd))
+          ? `; install EvoScientist 0.2.1 or later (the first with stream-json), or point run() at it with the command option or EVOSCI_BIN`
+          : '';
       return subscriber.error(
         new SpawnError(
-          `could not start ${JSON.stringify(command)}${where}: ${cause.message ?? cause.shortMessage ?? String(spawnFailure)}`,
+          `could not start ${JSON.stringify(command)}${where}: ${cause.message ?? cause.shortMessage ?? 'unknown reason'}${hint}`,
           details({ cause: spawnFailure }),
         ),
       );
     }
     // A line cut short by a crash is a symptom of it: the exit is what is reported.
-    if (cutLine && exitCode !== 0) options.onDiagnostic?.(cutLine);
+    if (cutLine && exitCode !== 0) decodeOptions.onDiagnostic(cutLine);
     if (signal !== undefined) {
       return subscriber.error(new ExitError(`${command} was killed by ${signal}`, details({ signal })));
     }
     if (exitCode !== 0) {
       const why = lastError === undefined ? '' : `: ${lastError}`;
-      return subscriber.error(new ExitError(`${command} exited with code ${exitCode}${why}`, details({ exitCode })));
+      return subscriber.error(
+        new ExitError(`${command} exited with code ${exitCode}${why}${badLinesNote()}`, details({ exitCode })),
+      );
     }
     if (cutLine) return subscriber.error(new DecodeError(cutLine, details({ exitCode })));
     if (!sawDone) {
-      return subscriber.error(new TruncatedStreamError(`${command} exited 0 without a done event`, details({ exitCode })));
+      return subscriber.error(
+        new TruncatedStreamError(`${command} exited 0 without a done event${badLinesNote()}`, details({ exitCode })),
+      );
     }
     subscriber.complete();
   };
@@ -266,16 +390,19 @@ function subscribeRun(
       stopSignals: STOP_SIGNALS,
       graceMs: killGraceMs,
       onStdout: guarded((chunk) => {
-        if (subscriber.closed) return;
+        // Once the run is ending, its output is no longer read; its stderr still is, for the resume hint.
+        if (subscriber.closed || failure) return;
         const fatal = emit(decoder.write(chunk));
-        if (fatal) fail(() => new DecodeError(fatal, details()));
+        if (fatal) fail((result) => new DecodeError(fatal, ending(result)));
       }),
       onStderr: guarded((chunk) => stderr.write(chunk)),
       onSettled: settled,
     });
   } catch (err) {
     // execa refuses some input before spawning, such as a NUL byte in an argument.
-    subscriber.error(new SpawnError(`could not start ${JSON.stringify(command)}: ${(err as Error).message}`, { cause: err }));
+    subscriber.error(
+      new SpawnError(`could not start ${JSON.stringify(command)}: ${(err as Error).message}`, { cause: err }),
+    );
     return undefined;
   }
 
@@ -286,16 +413,16 @@ function subscribeRun(
       fail(() => err);
     }
   }
-  abortSignal?.addEventListener('abort', onAbort, { once: true });
+  const stopWaiting = abortSignal && whenAborted(abortSignal, onAbort);
   if (timeoutMs !== undefined) {
-    timeoutTimer = setTimeout(
-      () => fail(() => new TimeoutError(`run timed out after ${timeoutMs} ms`, details())),
-      timeoutMs,
+    timeoutTimer = after(timeoutMs, () =>
+      fail((result) => new TimeoutError(`run timed out after ${timeoutMs} ms (${stopped(result)})`, ending(result))),
     );
   }
   return () => {
-    cli?.stop();
-    clearTimeout(timeoutTimer);
-    abortSignal?.removeEventListener('abort', onAbort);
+    // After `done` the process is left its clean-up, bounded by lingerMs.
+    if (!sawDone) cli?.stop();
+    timeoutTimer?.clear();
+    stopWaiting?.();
   };
 }

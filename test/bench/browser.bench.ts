@@ -34,7 +34,7 @@ import type { Page } from 'playwright-core';
 import { bundleForBrowser } from '../../examples/web/bundle.js';
 import { launchChromium } from '../support/chromium.js';
 import { BENCH_GLOBAL, VARIANTS, type BenchPage, type PassResult, type Variant } from './browser/protocol.js';
-import { DATA_DIR, generateTranscript } from './generateTranscript.js';
+import { DATA_DIR, largeTranscript } from '../fixtures/producer.js';
 
 const MB = 1_000_000;
 
@@ -50,12 +50,13 @@ const { values: flags } = parseArgs({
 const smoke = flags.smoke === true;
 const rounds = smoke ? 1 : Number(flags.rounds ?? 5);
 const mb = Number(flags.mb ?? (smoke ? 2 : 100));
-if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, got ${flags.rounds}`);
+if (!Number.isInteger(rounds) || rounds < 1)
+  throw new Error(`--rounds must be a positive integer, got ${flags.rounds}`);
 if (!(mb > 0)) throw new Error(`--mb must be > 0, got ${flags.mb}`);
 
 /** The transcript to read: the one place that names the generator, so that another can take its place. */
 function benchTranscript(sizeMb: number): { path: string; bytes: number; events: number; reused: boolean } {
-  return generateTranscript({ mb: sizeMb });
+  return largeTranscript({ mb: sizeMb });
 }
 
 const LABELS: Record<Variant, string> = {
@@ -74,7 +75,11 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]): string =>
     `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.map(line)].join('\n');
+  return [
+    line(header),
+    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
 }
 
 /** Serves the page, its bundle and the transcript on a free loopback port. */
@@ -83,12 +88,18 @@ async function serve(transcriptPath: string, bytes: number): Promise<{ url: stri
   const server = createServer((req, res) => {
     if (req.url === '/') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end('<!doctype html><meta charset="utf-8"><title>evosci-rx browser bench</title><script type="module" src="/bench.js"></script>');
+      res.end(
+        '<!doctype html><meta charset="utf-8"><title>evosci-rx browser bench</title><script type="module" src="/bench.js"></script>',
+      );
     } else if (req.url === '/bench.js') {
       res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
       res.end(script);
     } else if (req.url === '/transcript.jsonl') {
-      res.writeHead(200, { 'content-type': 'application/x-ndjson', 'content-length': bytes, 'cache-control': 'no-store' });
+      res.writeHead(200, {
+        'content-type': 'application/x-ndjson',
+        'content-length': bytes,
+        'cache-control': 'no-store',
+      });
       createReadStream(transcriptPath, { highWaterMark: 1 << 20 }).pipe(res);
     } else {
       res.writeHead(404).end();
@@ -113,7 +124,8 @@ function collect(page: Page): Promise<void> {
 /** One pass of a variant in the page. */
 function pass(page: Page, variant: Variant, url: string): Promise<PassResult> {
   return page.evaluate(
-    ([name, variantName, transcriptUrl]) => (globalThis as unknown as Record<string, BenchPage>)[name]!.run(variantName, transcriptUrl),
+    ([name, variantName, transcriptUrl]) =>
+      (globalThis as unknown as Record<string, BenchPage>)[name]!.run(variantName, transcriptUrl),
     [BENCH_GLOBAL, variant, url] as const,
   );
 }
@@ -135,9 +147,13 @@ async function profile(page: Page, url: string, variant: Variant): Promise<strin
 
 async function main(): Promise<void> {
   const cpu = cpus();
-  console.log(`machine: ${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length} logical CPUs, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`);
+  console.log(
+    `machine: ${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length} logical CPUs, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`,
+  );
   const transcript = benchTranscript(mb);
-  console.log(`transcript: ${transcript.path} — ${(transcript.bytes / MB).toFixed(1)} MB, ${transcript.events} events${transcript.reused ? ' (cached)' : ''}`);
+  console.log(
+    `transcript: ${transcript.path} — ${(transcript.bytes / MB).toFixed(1)} MB, ${transcript.events} events${transcript.reused ? ' (cached)' : ''}`,
+  );
 
   const server = await serve(transcript.path, transcript.bytes);
   const browser = await launchChromium(['--js-flags=--expose-gc']);
@@ -145,7 +161,9 @@ async function main(): Promise<void> {
     const page = await browser.context.newPage();
     await page.goto(server.url);
     await page.waitForFunction((name) => name in globalThis, BENCH_GLOBAL);
-    console.log(`browser: Chromium ${browser.context.browser()?.version() ?? '?'}, over loopback HTTP from Node ${process.version}`);
+    console.log(
+      `browser: Chromium ${browser.context.browser()?.version() ?? '?'}, over loopback HTTP from Node ${process.version}`,
+    );
     const url = `${server.url}transcript.jsonl`;
 
     const check = (variant: Variant, result: PassResult) => {
@@ -160,7 +178,8 @@ async function main(): Promise<void> {
     // CPU time of the page's main thread, from DevTools: less moved than wall-clock time by other work on a shared machine.
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('Performance.enable');
-    const threadTime = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime')?.value ?? NaN;
+    const threadTime = async () =>
+      (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'ThreadTime')?.value ?? NaN;
     console.log(`rounds: 1 warm-up + ${rounds} timed, order alternating between rounds, median reported`);
     for (const variant of VARIANTS) check(variant, await pass(page, variant, url));
     for (let r = 0; r < rounds; r++) {
@@ -188,19 +207,37 @@ async function main(): Promise<void> {
       v === 'drain' ? '—' : `${(cpuMed('baseline') / cpuMed(v)).toFixed(2)}×`,
     ]);
     console.log();
-    console.log(table(['variant', 'median s', 'MB/s', 'events/s', 'throughput vs baseline', 'main-thread CPU s', 'CPU ratio'], rows));
+    console.log(
+      table(
+        ['variant', 'median s', 'MB/s', 'events/s', 'throughput vs baseline', 'main-thread CPU s', 'CPU ratio'],
+        rows,
+      ),
+    );
     console.log();
     console.log('each round, wall-clock s (main-thread CPU s):');
-    for (const v of VARIANTS) console.log(`  ${LABELS[v]}: ${times.get(v)!.map((t, i) => `${t.toFixed(3)} (${cpuTimes.get(v)![i]!.toFixed(3)})`).join('  ')}`);
+    for (const v of VARIANTS)
+      console.log(
+        `  ${LABELS[v]}: ${times
+          .get(v)!
+          .map((t, i) => `${t.toFixed(3)} (${cpuTimes.get(v)![i]!.toFixed(3)})`)
+          .join('  ')}`,
+      );
     const ratio = med('baseline') / med('fromJsonl');
-    if (!smoke) console.log(`\ntarget fromJsonl throughput ≥ 1.0× of baseline: ${ratio.toFixed(2)}× — ${ratio >= 1 ? 'met' : 'MISSED'}`);
+    if (!smoke)
+      console.log(
+        `\ntarget fromJsonl throughput ≥ 1.0× of baseline: ${ratio.toFixed(2)}× — ${ratio >= 1 ? 'met' : 'MISSED'}`,
+      );
     if (flags.breakdown) {
-      const stages = await page.evaluate(([name, u, n]) => (globalThis as unknown as Record<string, BenchPage>)[name]!.breakdown(u, n), [BENCH_GLOBAL, url, Math.max(rounds, 3)] as const);
+      const stages = await page.evaluate(
+        ([name, u, n]) => (globalThis as unknown as Record<string, BenchPage>)[name]!.breakdown(u, n),
+        [BENCH_GLOBAL, url, Math.max(rounds, 3)] as const,
+      );
       console.log('\nstages on the body held in memory, median ms:');
       for (const [stage, ms] of Object.entries(stages)) console.log(`  ${ms.toFixed(0).padStart(6)}  ${stage}`);
     }
     if (flags.profile) {
-      for (const variant of ['baseline', 'fromJsonl'] as const) console.log(`CPU profile of one ${variant} pass: ${await profile(page, url, variant)}`);
+      for (const variant of ['baseline', 'fromJsonl'] as const)
+        console.log(`CPU profile of one ${variant} pass: ${await profile(page, url, variant)}`);
     }
   } finally {
     await browser.close();

@@ -29,7 +29,7 @@ import { runInNewContext } from 'node:vm';
 import { tap, type Observable } from 'rxjs';
 import { fromJsonl, type DecodeIssue } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
-import { generateTranscript } from './generateTranscript.js';
+import { largeTranscript } from '../fixtures/producer.js';
 
 const MiB = 1 << 20;
 const MB = 1_000_000;
@@ -46,7 +46,8 @@ const { values: flags } = parseArgs({
 const smoke = flags.smoke === true;
 const rounds = smoke ? 1 : Number(flags.rounds ?? 5);
 const mb = Number(flags.mb ?? (smoke ? 2 : 100));
-if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds must be a positive integer, got ${flags.rounds}`);
+if (!Number.isInteger(rounds) || rounds < 1)
+  throw new Error(`--rounds must be a positive integer, got ${flags.rounds}`);
 if (!(mb > 0)) throw new Error(`--mb must be > 0, got ${flags.mb}`);
 const only = flags.only === undefined ? undefined : new Set(flags.only.split(',').map((s) => Number(s.trim())));
 
@@ -100,7 +101,10 @@ async function parseOnly(file: string): Promise<number> {
 }
 
 /** Subscribes, counts values (and diagnostics, which must stay at zero). */
-function count(events$: (onDiagnostic: (issue: DecodeIssue) => void) => Observable<unknown>, last?: (value: unknown) => void): Promise<number> {
+function count(
+  events$: (onDiagnostic: (issue: DecodeIssue) => void) => Observable<unknown>,
+  last?: (value: unknown) => void,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     let events = 0;
     let firstIssue: DecodeIssue | undefined;
@@ -113,7 +117,8 @@ function count(events$: (onDiagnostic: (issue: DecodeIssue) => void) => Observab
         last?.(value);
       },
       error: reject,
-      complete: () => (firstIssue ? reject(new Error(`unexpected diagnostic: ${firstIssue}`)) : resolve(events)),
+      complete: () =>
+        firstIssue ? reject(new Error(`unexpected diagnostic: ${firstIssue.toString()}`)) : resolve(events),
     });
   });
 }
@@ -165,16 +170,22 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: readonly string[]): string =>
     `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [line(header), `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.map(line)].join('\n');
+  return [
+    line(header),
+    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
 }
 
 async function main(): Promise<void> {
   const cpu = cpus();
-  console.log(`machine: ${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length} logical CPUs, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`);
+  console.log(
+    `machine: ${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length} logical CPUs, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`,
+  );
   console.log(`runtime: node ${process.version} (V8 ${process.versions.v8}), ${process.platform}/${process.arch}`);
 
   const started = performance.now();
-  const transcript = generateTranscript({ mb });
+  const transcript = largeTranscript({ mb });
   const size = transcript.bytes;
   console.log(
     `transcript: ${transcript.path} — ${(size / MB).toFixed(1)} MB, ${transcript.events} events` +
@@ -197,7 +208,9 @@ async function main(): Promise<void> {
     }
   };
 
-  console.log(`rounds: 1 warm-up + ${rounds} timed, interleaved (${active.map((v) => v.id).join(' ')} …), median reported`);
+  console.log(
+    `rounds: 1 warm-up + ${rounds} timed, interleaved (${active.map((v) => v.id).join(' ')} …), median reported`,
+  );
   for (const v of active) check(v, await v.run(transcript.path));
   for (let r = 0; r < rounds; r++) {
     for (const v of active) {
@@ -229,10 +242,13 @@ async function main(): Promise<void> {
     ];
   });
   console.log();
-  console.log(table(['variant', 'median s', 'MB/s', 'events/s', 'throughput vs (1)', 'time vs (2)', 'median CPU s'], rows));
+  console.log(
+    table(['variant', 'median s', 'MB/s', 'events/s', 'throughput vs (1)', 'time vs (2)', 'median CPU s'], rows),
+  );
   console.log();
   console.log('each round, wall-clock s (CPU s):');
-  for (const v of active) console.log(`  ${v.label}: ${v.times.map((t, i) => `${t.toFixed(3)} (${v.cpu[i]!.toFixed(3)})`).join('  ')}`);
+  for (const v of active)
+    console.log(`  ${v.label}: ${v.times.map((t, i) => `${t.toFixed(3)} (${v.cpu[i]!.toFixed(3)})`).join('  ')}`);
 
   const t3 = med.get(3);
   if (!smoke && t3 !== undefined) {

@@ -16,7 +16,11 @@ import { run } from '../../index.js';
 import { fakeEvoSci } from '../../testing/index.js';
 
 const { values: flags } = parseArgs({
-  options: { events: { type: 'string' }, gap: { type: 'string', default: '2' }, smoke: { type: 'boolean', default: false } },
+  options: {
+    events: { type: 'string' },
+    gap: { type: 'string', default: '2' },
+    smoke: { type: 'boolean', default: false },
+  },
 });
 const count = Number(flags.events ?? (flags.smoke ? 100 : 2000));
 const gap = Number(flags.gap);
@@ -24,7 +28,10 @@ const gap = Number(flags.gap);
 const lines = Array.from({ length: count }, (_, i) => JSON.stringify({ type: 'text', content: `delta ${i} ` }));
 const latencies: number[] = [];
 const now = () => performance.timeOrigin + performance.now();
-const fake = fakeEvoSci([{ lines, delayMs: gap, stamp: true }, { lines: ['{"type": "done", "content": "", "response": ""}'] }]);
+const fake = fakeEvoSci([
+  { lines, delayMs: gap, stamp: true },
+  { lines: ['{"type": "done", "content": "", "response": ""}'] },
+]);
 
 await lastValueFrom(
   run({ prompt: 'latency', ...fake }).pipe(
@@ -42,6 +49,8 @@ latencies.splice(0, warmup);
 latencies.sort((a, b) => a - b);
 const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
 const ms = (v: number) => `${v.toFixed(3)} ms`;
-console.log(`run() write-to-subscriber latency, ${count} events ${gap} ms apart, first ${warmup} not counted (node ${process.version})`);
+console.log(
+  `run() write-to-subscriber latency, ${count} events ${gap} ms apart, first ${warmup} not counted (node ${process.version})`,
+);
 console.log(`  p50 ${ms(at(0.5))}   p90 ${ms(at(0.9))}   p99 ${ms(at(0.99))}   max ${ms(latencies.at(-1)!)}`);
 if (!flags.smoke) console.log(`  target p99 < 5 ms: ${at(0.99) < 5 ? 'met' : 'missed'}`);

@@ -20,7 +20,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { DATA_DIR, generateTranscript } from './generateTranscript.js';
+import { DATA_DIR, largeTranscript } from '../fixtures/producer.js';
 
 const MiB = 1 << 20;
 const { values: flags } = parseArgs({
@@ -66,30 +66,47 @@ function program(variant: string, file: string): string {
 {
   const mb = Number(flags.mb ?? (flags.smoke ? 5 : 400));
   const lineMb = Number(flags['line-mb'] ?? (flags.smoke ? 5 : 50));
-  const transcript = generateTranscript({ mb });
+  const transcript = largeTranscript({ mb });
   const bigLine = join(DATA_DIR, `one-line-${lineMb}mb.jsonl`);
   if (!existsSync(bigLine)) {
     const content = 'r'.repeat(lineMb * 1_000_000);
-    writeFileSync(bigLine, `{"type": "tool_result", "name": "read_file", "content": "${content}", "success": true, "id": "c1"}\n`);
+    writeFileSync(
+      bigLine,
+      `{"type": "tool_result", "name": "read_file", "content": "${content}", "success": true, "id": "c1"}\n`,
+    );
   }
   const root = fileURLToPath(new URL('../../', import.meta.url));
   const child = (variant: string, file: string): Measure =>
     JSON.parse(
-      execFileSync(process.execPath, ['--input-type=module', '-e', program(variant, file)], { cwd: root, encoding: 'utf8' }),
+      execFileSync(process.execPath, ['--input-type=module', '-e', program(variant, file)], {
+        cwd: root,
+        encoding: 'utf8',
+      }),
     ) as Measure;
 
   const rows: [string, string, Measure][] = [
-    ['readline + JSON.parse', `${(transcript.bytes / 1e6).toFixed(0)} MB transcript`, child('readline', transcript.path)],
-    ['fromJsonl + pairToolCalls + sumUsage', `${(transcript.bytes / 1e6).toFixed(0)} MB transcript`, child('operators', transcript.path)],
+    [
+      'readline + JSON.parse',
+      `${(transcript.bytes / 1e6).toFixed(0)} MB transcript`,
+      child('readline', transcript.path),
+    ],
+    [
+      'fromJsonl + pairToolCalls + sumUsage',
+      `${(transcript.bytes / 1e6).toFixed(0)} MB transcript`,
+      child('operators', transcript.path),
+    ],
     ['fromJsonl', `one ${lineMb} MB line`, child('operators', bigLine)],
   ];
   // Every operator emission is counted, so only the plain readline count is an event count.
   console.log(`peak RSS, each in its own process — ${cpus()[0]?.model ?? 'unknown CPU'}, node ${process.version}\n`);
   console.log('| variant | input | s | peak RSS MB |');
   console.log('|:--|:--|--:|--:|');
-  for (const [name, input, m] of rows) console.log(`| ${name} | ${input} | ${m.seconds.toFixed(2)} | ${m.maxRssMB.toFixed(0)} |`);
+  for (const [name, input, m] of rows)
+    console.log(`| ${name} | ${input} | ${m.seconds.toFixed(2)} | ${m.maxRssMB.toFixed(0)} |`);
   const streamed = rows[1]![2].maxRssMB;
   if (!flags.smoke) {
-    console.log(`\ntarget: operators over the transcript < 200 MB peak RSS: ${streamed.toFixed(0)} MB — ${streamed < 200 ? 'met' : 'missed'}`);
+    console.log(
+      `\ntarget: operators over the transcript < 200 MB peak RSS: ${streamed.toFixed(0)} MB — ${streamed < 200 ? 'met' : 'missed'}`,
+    );
   }
 }

@@ -8,12 +8,16 @@ import { hasChromium } from '../support/chromium.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const bench = (file: string) =>
-  promisify(execFile)(process.execPath, ['--import', 'tsx', `test/bench/${file}`, '--smoke'], { cwd: root, timeout: 60_000 });
+  promisify(execFile)(process.execPath, ['--import', 'tsx', `test/bench/${file}`, '--smoke'], {
+    cwd: root,
+    timeout: 60_000,
+  });
 
 describe('benchmark smoke', () => {
   it('decode.bench.ts measures every variant on the same events', async () => {
     const { stdout } = await bench('decode.bench.ts');
-    for (const variant of ['(1) readline', '(2) parse-only', '(3) fromJsonl', '(4) fromJsonl + summarize()']) expect(stdout).toContain(variant);
+    for (const variant of ['(1) readline', '(2) parse-only', '(3) fromJsonl', '(4) fromJsonl + summarize()'])
+      expect(stdout).toContain(variant);
   }, 60_000);
 
   it('latency.bench.ts measures every event', async () => {
@@ -27,9 +31,14 @@ describe('benchmark smoke', () => {
   }, 60_000);
 
   // Chromium is what CI installs; without it there is no browser to measure in.
-  it.skipIf(!hasChromium)('browser.bench.ts measures every variant in Chromium on the same bytes', async () => {
-    const { stdout } = await bench('browser.bench.ts');
-    for (const variant of ['drain:', 'baseline: TextDecoderStream', 'fromJsonl(response.body)']) expect(stdout).toContain(variant);
-    expect(stdout).toMatch(/fromJsonl\(response\.body\) +\| +[\d.]+ \| +[\d.]+ \| +[\d,]+ \| +[\d.]+× \|/);
-  }, 60_000);
+  it.skipIf(!hasChromium)(
+    'browser.bench.ts measures every variant in Chromium on the same bytes',
+    async () => {
+      const { stdout } = await bench('browser.bench.ts');
+      for (const variant of ['drain:', 'baseline: TextDecoderStream', 'fromJsonl(response.body)'])
+        expect(stdout).toContain(variant);
+      expect(stdout).toMatch(/fromJsonl\(response\.body\) +\| +[\d.]+ \| +[\d.]+ \| +[\d,]+ \| +[\d.]+× \|/);
+    },
+    60_000,
+  );
 });

@@ -129,8 +129,14 @@ describe('fromJsonl', () => {
 
   it('strips a byte order mark at the start of the stream only', async () => {
     const text = '\ufeff{"type": "text", "content": "a"}\n{"type": "text", "content": "\ufeffb"}\n';
-    expect(await collect(fromJsonl(utf8.encode(text)))).toEqual([{ type: 'text', content: 'a' }, { type: 'text', content: '\ufeffb' }]);
-    expect(await collect(fromJsonl(text))).toEqual([{ type: 'text', content: 'a' }, { type: 'text', content: '\ufeffb' }]);
+    expect(await collect(fromJsonl(utf8.encode(text)))).toEqual([
+      { type: 'text', content: 'a' },
+      { type: 'text', content: '\ufeffb' },
+    ]);
+    expect(await collect(fromJsonl(text))).toEqual([
+      { type: 'text', content: 'a' },
+      { type: 'text', content: '\ufeffb' },
+    ]);
   });
 
   it('decodes a source that mixes text and byte chunks', async () => {
@@ -162,8 +168,14 @@ describe('fromJsonl', () => {
     for (const source of [text, Array.from(text)]) {
       const { issues, onDiagnostic } = diagnostics();
       const events = await collect(fromJsonl(source, { onDiagnostic }));
-      expect(events).toEqual([{ type: 'text', content: 'a' }, { type: 'text', content: 'b' }]);
-      expect(issues.map((i) => [i.line, i.raw])).toEqual([[3, 'not json'], [5, '{"type": "text"}']]);
+      expect(events).toEqual([
+        { type: 'text', content: 'a' },
+        { type: 'text', content: 'b' },
+      ]);
+      expect(issues.map((i) => [i.line, i.raw])).toEqual([
+        [3, 'not json'],
+        [5, '{"type": "text"}'],
+      ]);
     }
   });
 
@@ -171,9 +183,14 @@ describe('fromJsonl', () => {
     const text = '{"type": "text", "content": "a"}\n{"type": "text", "content": 1}\n{"type": "text", "content": "c"}\n';
     const seen: EvoEvent[] = [];
     const error = await collect(fromJsonl(Array.from(text), { strict: true }).pipe()).catch((err: unknown) => err);
-    await fromJsonl(text, { strict: true }).forEach((e) => seen.push(e)).catch(() => undefined);
+    await fromJsonl(text, { strict: true })
+      .forEach((e) => seen.push(e))
+      .catch(() => undefined);
     expect(error).toBeInstanceOf(DecodeError);
-    expect((error as DecodeError).issue).toMatchObject({ line: 2, message: 'text: at "content": expected string, got 1' });
+    expect((error as DecodeError).issue).toMatchObject({
+      line: 2,
+      message: 'text: at "content": expected string, got 1',
+    });
     expect((error as DecodeError).message).toContain('line 2');
     expect(seen).toEqual([{ type: 'text', content: 'a' }]);
   });
@@ -220,14 +237,30 @@ describe('fromJsonl', () => {
 
   it('decodes a 50 MB line under the limit', async () => {
     const content = 'r'.repeat(50 * 1024 * 1024);
-    const line = utf8.encode(`{"type": "tool_result", "name": "read_file", "content": "${content}", "success": true, "id": "c1"}\n`);
-    const events = await collect(fromJsonl(Readable.from(cut(line, Array.from({ length: 800 }, (_, i) => i * 65536)))));
+    const line = utf8.encode(
+      `{"type": "tool_result", "name": "read_file", "content": "${content}", "success": true, "id": "c1"}\n`,
+    );
+    const events = await collect(
+      fromJsonl(
+        Readable.from(
+          cut(
+            line,
+            Array.from({ length: 800 }, (_, i) => i * 65536),
+          ),
+        ),
+      ),
+    );
     expect(events).toHaveLength(1);
     expect((events[0] as { content: string }).content.length).toBe(content.length);
   });
 
   it('turns invalid UTF-8 into U+FFFD without throwing', async () => {
-    const bytes = Uint8Array.from([...utf8.encode('{"type": "text", "content": "a'), 0xff, 0xc3, ...utf8.encode('"}\n')]);
+    const bytes = Uint8Array.from([
+      ...utf8.encode('{"type": "text", "content": "a'),
+      0xff,
+      0xc3,
+      ...utf8.encode('"}\n'),
+    ]);
     expect(await collect(fromJsonl(bytes))).toEqual([{ type: 'text', content: 'a\ufffd\ufffd' }]);
   });
 
@@ -239,11 +272,32 @@ describe('fromJsonl', () => {
       ['a Uint8Array', () => research],
       ['a Buffer', () => Buffer.from(research)],
       ['an array of byte chunks', () => chunks],
-      ['a generator of strings', () => (function* () { yield* Array.from(text.match(/[\s\S]{1,100}/g)!); })()],
-      ['an async generator of bytes', () => (async function* () { for (const c of chunks) yield c; })()],
+      [
+        'a generator of strings',
+        () =>
+          (function* () {
+            yield* Array.from(text.match(/[\s\S]{1,100}/g)!);
+          })(),
+      ],
+      [
+        'an async generator of bytes',
+        () =>
+          (async function* () {
+            for (const c of chunks) yield c;
+          })(),
+      ],
       ['a Node Readable', () => Readable.from(chunks)],
       ['a file stream', () => createReadStream(fixturePath('research-run.jsonl'), { highWaterMark: 1024 })],
-      ['a web ReadableStream', () => new ReadableStream<Uint8Array>({ start(c) { chunks.forEach((ch) => c.enqueue(ch)); c.close(); } })],
+      [
+        'a web ReadableStream',
+        () =>
+          new ReadableStream<Uint8Array>({
+            start(c) {
+              chunks.forEach((ch) => c.enqueue(ch));
+              c.close();
+            },
+          }),
+      ],
     ];
     it.each(sources)('reads %s', async (_label, source) => {
       expect(await collect(fromJsonl(source()))).toEqual(parseEachLine(text));
@@ -255,7 +309,9 @@ describe('fromJsonl', () => {
         yield '{"type": "text", "content": "a"}\n';
         throw new Error('disk gone');
       })();
-      const err = await fromJsonl(failing).forEach((e) => seen.push(e.type)).catch((e: Error) => e);
+      const err = await fromJsonl(failing)
+        .forEach((e) => seen.push(e.type))
+        .catch((e: Error) => e);
       expect(seen).toEqual(['text']);
       expect((err as Error).message).toBe('disk gone');
     });
@@ -293,7 +349,11 @@ describe('fromJsonl', () => {
     });
 
     it('destroys a Node Readable', async () => {
-      const stream = new Readable({ read() { this.push(line); } });
+      const stream = new Readable({
+        read() {
+          this.push(line);
+        },
+      });
       await firstValueFrom(fromJsonl(stream));
       await new Promise((r) => setTimeout(r, 10));
       expect(stream.destroyed).toBe(true);
@@ -302,8 +362,12 @@ describe('fromJsonl', () => {
     it('cancels a web ReadableStream', async () => {
       let cancelled = false;
       const stream = new ReadableStream<string>({
-        pull(c) { c.enqueue(line); },
-        cancel() { cancelled = true; },
+        pull(c) {
+          c.enqueue(line);
+        },
+        cancel() {
+          cancelled = true;
+        },
       });
       await firstValueFrom(fromJsonl(stream));
       await new Promise((r) => setTimeout(r, 10));
@@ -312,7 +376,14 @@ describe('fromJsonl', () => {
 
     it('stops a sync iterator and the lines of a chunk already read', async () => {
       let pulled = 0;
-      const endless = { *[Symbol.iterator]() { for (;;) { pulled++; yield line + line; } } };
+      const endless = {
+        *[Symbol.iterator]() {
+          for (;;) {
+            pulled++;
+            yield line + line;
+          }
+        },
+      };
       const events = await collect(fromJsonl(endless).pipe(take(3)));
       expect(events).toHaveLength(3);
       expect(pulled).toBe(2);

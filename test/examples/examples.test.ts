@@ -16,7 +16,7 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 interface Truth {
   events: number;
   response: string;
-  invocations: unknown[];
+  invocations: { name: string }[];
   usage: { totalTokens: number };
 }
 const truth = (name: string): Truth => fixtureTruth<Truth>(`examples/transcripts/${name}.jsonl`);
@@ -63,7 +63,8 @@ function start(file: string, args: string[] = []): Example {
 
 async function runExample(file: string, args: string[] = []): Promise<Outcome> {
   const outcome = await start(file, args).exited;
-  if (outcome.code !== 0) throw new Error(`${file} exited ${outcome.code ?? outcome.signal}\n${outcome.stdout}\n${outcome.stderr}`);
+  if (outcome.code !== 0)
+    throw new Error(`${file} exited ${outcome.code ?? outcome.signal}\n${outcome.stdout}\n${outcome.stderr}`);
   return outcome;
 }
 
@@ -86,7 +87,8 @@ function fakeProcesses(tag: string): number[] {
     } catch {
       continue; // exited while we looked
     }
-    if (cmdline.includes('fake-evosci.mjs') && cmdline.includes(tag) && isAlive(Number(entry))) pids.push(Number(entry));
+    if (cmdline.includes('fake-evosci.mjs') && cmdline.includes(tag) && isAlive(Number(entry)))
+      pids.push(Number(entry));
   }
   return pids;
 }
@@ -125,7 +127,13 @@ describe('examples/fleet.ts', () => {
     const rows = finalTable(stdout);
     expect(rows.map((r) => r.id)).toEqual([1, 2, 3, 4]);
     for (const row of rows) {
-      expect(row).toEqual({ id: row.id, state: 'done', tools: demo.invocations.length, tokens: demo.usage.totalTokens });
+      expect(row).toEqual({
+        id: row.id,
+        state: 'done',
+        // The viewer's count: every invocation but the `task` calls that start sub-agents.
+        tools: demo.invocations.filter((i) => i.name !== 'task').length,
+        tokens: demo.usage.totalTokens,
+      });
     }
 
     // Plain lines on a pipe: one per state change, never more than 2 running.
@@ -174,7 +182,7 @@ describe('examples/record-replay.ts', () => {
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(recorded).toHaveLength(demo.events);
     for (const event of recorded) expect(event['elapsed_ms']).toEqual(expect.any(Number));
-    expect(recorded.map(({ elapsed_ms, ...event }) => event)).toEqual(transcriptEvents('demo-run'));
+    expect(recorded.map(({ elapsed_ms: _elapsed, ...event }) => event)).toEqual(transcriptEvents('demo-run'));
 
     const { stdout } = await runExample('record-replay.ts', ['replay', file, '--speed', '20']);
     const replayedTypes = [...stdout.matchAll(/^\s*\d+\.\d{3}s {2}(\S+)/gm)].map((m) => m[1]);

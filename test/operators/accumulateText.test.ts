@@ -24,7 +24,20 @@ describe('accumulateText', () => {
 
   it('does not repeat the text when done.response equals it', () => {
     marbles().run(({ cold, expectObservable }) => {
-      expectObservable(cold<EvoEvent>('-a-b-D-|', values).pipe(accumulateText())).toBe('-a-b---|', { a: 'He', b: 'Hello' });
+      expectObservable(cold<EvoEvent>('-a-b-D-|', values).pipe(accumulateText())).toBe('-a-b---|', {
+        a: 'He',
+        b: 'Hello',
+      });
+    });
+  });
+
+  it('keeps the streamed text when done.response is empty', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      const empty = ev.done('');
+      expectObservable(cold<EvoEvent>('-a-b-e-|', { ...values, e: empty }).pipe(accumulateText())).toBe('-a-b---|', {
+        a: 'He',
+        b: 'Hello',
+      });
     });
   });
 
@@ -42,7 +55,11 @@ describe('accumulateText', () => {
 
   it('passes errors on', () => {
     marbles().run(({ cold, expectObservable }) => {
-      expectObservable(cold<EvoEvent>('-a-#', values, new Error('x')).pipe(accumulateText())).toBe('-a-#', { a: 'He' }, new Error('x'));
+      expectObservable(cold<EvoEvent>('-a-#', values, new Error('x')).pipe(accumulateText())).toBe(
+        '-a-#',
+        { a: 'He' },
+        new Error('x'),
+      );
     });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import { of } from 'rxjs';
+import { of, type Observable } from 'rxjs';
 import type { EvoEvent, SubagentToolCallEvent, ToolCallEvent, UnknownEvent } from '../../index.js';
 import { ofType } from '../../operators/index.js';
 import { events as ev } from '../../testing/events.js';
@@ -30,7 +30,11 @@ describe('ofType', () => {
 
   it('passes errors on', () => {
     marbles().run(({ cold, expectObservable }) => {
-      expectObservable(cold<EvoEvent>('-t-c-#', values, new Error('boom')).pipe(ofType('text'))).toBe('-t---#', values, new Error('boom'));
+      expectObservable(cold<EvoEvent>('-t-c-#', values, new Error('boom')).pipe(ofType('text'))).toBe(
+        '-t---#',
+        values,
+        new Error('boom'),
+      );
     });
   });
 
@@ -44,9 +48,9 @@ describe('ofType', () => {
 
   it('narrows the event type', () => {
     const calls$ = of<EvoEvent>(values.c).pipe(ofType('tool_call'));
-    expectTypeOf(calls$).toEqualTypeOf<import('rxjs').Observable<ToolCallEvent>>();
+    expectTypeOf(calls$).toEqualTypeOf<Observable<ToolCallEvent>>();
     const both$ = of<EvoEvent | UnknownEvent>(values.c).pipe(ofType('tool_call', 'subagent_tool_call'));
-    expectTypeOf(both$).toEqualTypeOf<import('rxjs').Observable<ToolCallEvent | SubagentToolCallEvent>>();
+    expectTypeOf(both$).toEqualTypeOf<Observable<ToolCallEvent | SubagentToolCallEvent>>();
     // @ts-expect-error: not an event type
     of<EvoEvent>(values.c).pipe(ofType('tool_cal'));
   });

@@ -11,8 +11,12 @@ const c2 = ev.toolCall('execute', { cmd: 'python x.py' }, 'c2');
 const r1 = ev.toolResult('read_file', 'text of a.md', { id: 'c1' });
 const r2 = ev.toolResult('execute', 'Traceback…', { id: 'c2', success: false });
 
+/** The documented key: the JSON of `[instanceId, subagent, id]`, `null` where absent; an id-less call counts instead of an id. */
+const key = (id: string | number, subagent?: string, instanceId?: string) =>
+  JSON.stringify([instanceId ?? null, subagent ?? null, id]);
+
 const running = (call: typeof c1, startedAt: number): ToolInvocation => ({
-  key: call.id,
+  key: key(call.id),
   id: call.id,
   name: call.name,
   args: call.args,
@@ -84,10 +88,10 @@ describe('pairToolCalls', () => {
       const rx = ev.toolResult('read_file', 'X');
       const ry = ev.toolResult('read_file', 'Y', { id: '' });
       const source = cold<EvoEvent>('xyzpq|', { x, y, z, p: rx, q: ry });
-      const inv = (call: typeof x, key: string, at: number): ToolInvocation => ({ ...running(call, at), key });
-      const X = inv(x, '#1', 0);
-      const Y = inv(y, '#2', 1);
-      const Z = inv(z, '#3', 2);
+      const inv = (call: typeof x, n: number, at: number): ToolInvocation => ({ ...running(call, at), key: key(n) });
+      const X = inv(x, 1, 0);
+      const Y = inv(y, 2, 1);
+      const Z = inv(z, 3, 2);
       expectObservable(source.pipe(pairToolCalls())).toBe('xyzpq(u|)', {
         x: X,
         y: Y,
@@ -105,7 +109,12 @@ describe('pairToolCalls', () => {
       const m = ev.toolCall('search', { q: 'main' }, 's1');
       const r = ev.subagentToolResult('research-agent', 'search', 'found');
       const source = cold<EvoEvent>('smr|', { s, m, r });
-      const S: ToolInvocation = { ...running(s as never, 0), key: 'research-agent:s1', subagent: 'research-agent', callEvent: s };
+      const S: ToolInvocation = {
+        ...running(s as never, 0),
+        key: key('s1', 'research-agent'),
+        subagent: 'research-agent',
+        callEvent: s,
+      };
       const M = running(m, 1);
       expectObservable(source.pipe(pairToolCalls())).toBe('smr(u|)', {
         s: S,
@@ -120,7 +129,18 @@ describe('pairToolCalls', () => {
     marbles().run(({ cold, expectObservable }) => {
       const r = ev.toolResult('ls', 'a b', { id: 'ghost' });
       expectObservable(cold<EvoEvent>('rr|', { r }).pipe(pairToolCalls())).toBe('r-|', {
-        r: { key: 'ghost', id: 'ghost', name: 'ls', args: {}, status: 'succeeded', result: 'a b', success: true, resultEvent: r, startedAt: 0, endedAt: 0 },
+        r: {
+          key: key('ghost'),
+          id: 'ghost',
+          name: 'ls',
+          args: {},
+          status: 'succeeded',
+          result: 'a b',
+          success: true,
+          resultEvent: r,
+          startedAt: 0,
+          endedAt: 0,
+        },
       });
     });
   });
@@ -150,6 +170,8 @@ describe('pairToolCalls', () => {
     // first sight, complete args, result: three snapshots per call, whatever the re-sends.
     expect(snapshots).toHaveLength(3 * n);
     const final = snapshots.filter((s) => s.status !== 'running');
-    expect(final.map((s) => [s.key, s.args, s.result])).toEqual(Array.from({ length: n }, (_, i) => [`c${i}`, { i }, `ok ${i}`]));
+    expect(final.map((s) => [s.key, s.args, s.result])).toEqual(
+      Array.from({ length: n }, (_, i) => [key(`c${i}`), { i }, `ok ${i}`]),
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { describe, it } from 'vitest';
+import { last } from 'rxjs';
 import type { EvoEvent } from '../../index.js';
 import { sumUsage } from '../../operators/index.js';
 import { events as ev } from '../../testing/events.js';
@@ -19,9 +20,11 @@ describe('sumUsage', () => {
     });
   });
 
-  it('completes empty on a source without usage', () => {
+  it('gives zero totals at completion for a source without usage, so that last() has a value', () => {
     marbles().run(({ cold, expectObservable }) => {
-      expectObservable(cold<EvoEvent>('-t-|', values).pipe(sumUsage())).toBe('---|');
+      const zero = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+      expectObservable(cold<EvoEvent>('-t-|', values).pipe(sumUsage())).toBe('---(z|)', { z: zero });
+      expectObservable(cold<EvoEvent>('--|').pipe(sumUsage(), last())).toBe('--(z|)', { z: zero });
     });
   });
 

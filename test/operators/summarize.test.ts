@@ -4,9 +4,11 @@ import { summarize, type RunSummary } from '../../operators/index.js';
 import { events as ev } from '../../testing/events.js';
 import { marbles } from '../support/marbles.js';
 
+const key = (id: string) => JSON.stringify([null, null, id]);
+
 const values = {
   k: ev.toolCall('task', { subagent_type: 'research-agent' }, 't1'),
-  s: ev.subagentStart('research-agent', 'find'),
+  s: ev.subagentStart('research-agent', { description: 'find' }),
   x: ev.subagentText('research-agent', 'hm', 'i1'),
   c: ev.toolCall('ls', {}, 'c1'),
   r: ev.toolResult('ls', 'a b', { id: 'c1' }),
@@ -27,18 +29,53 @@ describe('summarize', () => {
     marbles().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold<EvoEvent>('-k-s-x-c-r-e-q-i-u-t-T-u-d-|', values as Record<string, EvoEvent>);
       const summary: RunSummary = {
+        outcome: 'failed',
         response: 'Hello.',
         text: 'Hello',
         usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 },
         invocations: [
-          { key: 't1', id: 't1', name: 'task', args: values.k.args, status: 'unfinished', startedAt: 1, endedAt: 27 },
-          { key: 'c1', id: 'c1', name: 'ls', args: {}, status: 'succeeded', startedAt: 7, endedAt: 9 },
+          {
+            key: key('t1'),
+            id: 't1',
+            name: 'task',
+            args: values.k.args,
+            status: 'unfinished',
+            startedAt: 1,
+            endedAt: 27,
+          },
+          { key: key('c1'), id: 'c1', name: 'ls', args: {}, status: 'succeeded', startedAt: 7, endedAt: 9 },
         ],
-        delegations: [{ key: 't1', name: 'research-agent', description: 'find', taskCallId: 't1', events: 1, ended: false }],
+        delegations: [
+          {
+            key: 't1',
+            instanceId: undefined,
+            name: 'research-agent',
+            subagentType: 'research-agent',
+            description: 'find',
+            taskCallId: 't1',
+            events: 1,
+            ended: false,
+          },
+        ],
+        panelDispatches: [],
         errors: ['rate limited'],
         interrupts: [values.i],
         questions: [values.q],
-        counts: { tool_call: 2, subagent_start: 1, subagent_text: 1, tool_result: 1, error: 1, ask_user: 1, interrupt: 1, usage_stats: 2, text: 2, done: 1 },
+        // The run went on after both: text and usage followed.
+        pendingApprovals: [],
+        pendingQuestions: [],
+        counts: {
+          tool_call: 2,
+          subagent_start: 1,
+          subagent_text: 1,
+          tool_result: 1,
+          error: 1,
+          ask_user: 1,
+          interrupt: 1,
+          usage_stats: 2,
+          text: 2,
+          done: 1,
+        },
         events: 13,
       };
       expectObservable(source.pipe(summarize())).toBe('---------------------------(s|)', { s: summary });
@@ -52,8 +89,17 @@ describe('summarize', () => {
       expectObservable(source.pipe(summarize())).toBe('---------(s|)', {
         s: expect.objectContaining({
           invocations: [
-            { key: 'c1', id: 'c1', name: 'ls', args: {}, status: 'succeeded', startedAt: 1, endedAt: 5 },
-            { key: 'c2', id: 'c2', name: 'execute', args: { command: 'make' }, status: 'failed', error: 'make: *** No rule', startedAt: 3, endedAt: 7 },
+            { key: key('c1'), id: 'c1', name: 'ls', args: {}, status: 'succeeded', startedAt: 1, endedAt: 5 },
+            {
+              key: key('c2'),
+              id: 'c2',
+              name: 'execute',
+              args: { command: 'make' },
+              status: 'failed',
+              error: 'make: *** No rule',
+              startedAt: 3,
+              endedAt: 7,
+            },
           ],
         }),
       });
@@ -73,14 +119,18 @@ describe('summarize', () => {
     marbles().run(({ cold, expectObservable }) => {
       expectObservable(cold<EvoEvent>('--|').pipe(summarize())).toBe('--(s|)', {
         s: {
+          outcome: 'incomplete',
           response: undefined,
           text: '',
           usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 },
           invocations: [],
           delegations: [],
+          panelDispatches: [],
           errors: [],
           interrupts: [],
           questions: [],
+          pendingApprovals: [],
+          pendingQuestions: [],
           counts: {},
           events: 0,
         },
@@ -99,6 +149,104 @@ describe('summarize', () => {
       const source = hot<EvoEvent>('-t-u-d-|', values as Record<string, EvoEvent>);
       expectObservable(source.pipe(summarize()), '^--!').toBe('----');
       expectSubscriptions(source.subscriptions).toBe('^--!');
+    });
+  });
+
+  it('tells how the run ended: completed, needs-input, failed or incomplete', () => {
+    const ask = ev.askUser('int-1', [{ question: 'Which year?', type: 'text' }], 'c9');
+    const approval = ev.interrupt('int-2', [{ name: 'execute', args: { command: 'make' } }]);
+    const cases: [string, Record<string, EvoEvent>, Partial<RunSummary>][] = [
+      ['-t-d-|', { t: ev.text('ok'), d: ev.done('ok') }, { outcome: 'completed' }],
+      [
+        '-c-q-d-|',
+        { c: ev.toolCall('ask_user', { q: 1 }, 'c9'), q: ask, d: ev.done('') },
+        { outcome: 'needs-input', pendingQuestions: [ask], pendingApprovals: [] },
+      ],
+      [
+        '-c-i-d-|',
+        { c: ev.toolCall('execute', { command: 'make' }, 'c3'), i: approval, d: ev.done('') },
+        { outcome: 'needs-input', pendingApprovals: [approval], pendingQuestions: [] },
+      ],
+      [
+        '-q-r-t-d-|',
+        { q: ask, r: ev.toolResult('ask_user', '1999', { id: 'c9' }), t: ev.text('ok'), d: ev.done('ok') },
+        { outcome: 'completed', pendingQuestions: [] },
+      ],
+      ['-t-e-|', { t: ev.text('a'), e: ev.error('boom') }, { outcome: 'failed', errors: ['boom'] }],
+      ['-t-|', { t: ev.text('a') }, { outcome: 'incomplete' }],
+    ];
+    for (const [marble, events, expected] of cases) {
+      marbles().run(({ cold, expectObservable }) => {
+        const frames = marble.length - 1;
+        expectObservable(cold<EvoEvent>(marble, events).pipe(summarize())).toBe(`${'-'.repeat(frames)}(s|)`, {
+          s: expect.objectContaining(expected),
+        });
+      });
+    }
+  });
+
+  it('reports a call the run stopped to ask about as awaiting input, the others as unfinished', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      const events = {
+        a: ev.toolCall('ask_user', { questions: [] }, 'c9'),
+        w: ev.toolCall('web_search', { q: 'x' }, 'c8'),
+        q: ev.askUser('int-1', [{ question: 'Which?' }], 'c9'),
+        d: ev.done(''),
+      };
+      expectObservable(cold<EvoEvent>('-a-w-q-d-|', events).pipe(summarize())).toBe('---------(s|)', {
+        s: expect.objectContaining({
+          outcome: 'needs-input',
+          invocations: [
+            expect.objectContaining({ id: 'c9', status: 'awaiting-input' }),
+            expect.objectContaining({ id: 'c8', status: 'unfinished' }),
+          ],
+        }),
+      });
+    });
+  });
+
+  it('reports panel dispatches with their label, sub-agent type, duration and error', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      const events = {
+        a: ev.panelDispatchStart('p1', { evalId: 'c7', subagentType: 'research-agent', label: 'Reviewer 1' }),
+        b: ev.panelDispatchStart('p2', { evalId: 'c7', subagentType: 'code-agent', label: 'Reviewer 2' }),
+        A: ev.panelDispatchComplete('p1', 1520, 'c7'),
+        B: ev.panelDispatchError('p2', 'model overloaded', 80, 'c7'),
+        c: ev.panelDispatchStart('p3', { label: 'Reviewer 3' }),
+      };
+      expectObservable(cold<EvoEvent>('-a-b-A-B-c-|', events).pipe(summarize())).toBe('-----------(s|)', {
+        s: expect.objectContaining({
+          panelDispatches: [
+            {
+              id: 'p1',
+              evalId: 'c7',
+              subagentType: 'research-agent',
+              label: 'Reviewer 1',
+              description: '',
+              status: 'completed',
+              durationMs: 1520,
+            },
+            {
+              id: 'p2',
+              evalId: 'c7',
+              subagentType: 'code-agent',
+              label: 'Reviewer 2',
+              description: '',
+              status: 'failed',
+              durationMs: 80,
+              error: 'model overloaded',
+            },
+            {
+              id: 'p3',
+              evalId: '',
+              subagentType: 'research-agent',
+              label: 'Reviewer 3',
+              description: '',
+              status: 'unfinished',
+            },
+          ],
+        }),
+      });
     });
   });
 });

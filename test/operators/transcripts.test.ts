@@ -1,18 +1,52 @@
 import { describe, expect, it } from 'vitest';
 import { lastValueFrom, map, mergeMap, reduce, toArray } from 'rxjs';
 import { fromJsonl } from '../../index.js';
-import { accumulateText, groupSubagents, pairToolCalls, summarize, sumUsage } from '../../operators/index.js';
+import {
+  accumulateText,
+  groupSubagents,
+  pairToolCalls,
+  summarize,
+  sumUsage,
+  type SubagentRun,
+} from '../../operators/index.js';
 import { collect, fixtureBytes, fixtureTruth } from '../support/collect.js';
 
-/** What `test/fixtures/generate.py` knows about each run it wrote, from its model rather than the wire. */
+/** What the producer model (`test/fixtures/producer.ts`) knows about each run it wrote, from the model rather than the wire. */
 interface Truth {
   events: number;
   countsByType: Record<string, number>;
+  outcome: string;
   response: string | null;
   text: string;
   usage: { inputTokens: number; outputTokens: number; totalTokens: number };
-  invocations: { id: string; name: string; subagent: string | null; args: Record<string, unknown>; status: string; result: string | null }[];
-  delegations: { taskId: string; name: string; description: string; events: number }[];
+  invocations: {
+    id: string;
+    name: string;
+    subagent: string | null;
+    instanceId: string | null;
+    args: Record<string, unknown>;
+    status: string;
+    result: string | null;
+  }[];
+  delegations: {
+    instanceId: string | null;
+    taskCallId: string | null;
+    name: string;
+    subagentType: string | null;
+    description: string;
+    events: number;
+    ended: boolean;
+  }[];
+  panelDispatches: {
+    evalId: string;
+    id: string;
+    subagentType: string;
+    label: string;
+    description: string;
+    status: string;
+    durationMs: number | null;
+    error: string | null;
+  }[];
   errors: string[];
   interrupts: string[];
   questions: string[];
@@ -23,63 +57,103 @@ const transcripts = [
   'research-run.jsonl',
   'research-run.utf8-crlf.jsonl',
   'legacy-run.jsonl',
-  'interrupt-approval.jsonl',
+  'needs-input-ask.jsonl',
+  'needs-input-approval.jsonl',
   'error-run.jsonl',
+  'resumed-run.jsonl',
   'examples/transcripts/interrupt-run.jsonl',
   'examples/transcripts/resumed-run.jsonl',
   'examples/transcripts/demo-run.jsonl',
 ];
 
+const orNull = <T>(value: T | undefined): T | null => value ?? null;
+
 describe.each(transcripts)('operators on %s', (name) => {
   const truth = fixtureTruth<Truth>(name);
   const events$ = fromJsonl(fixtureBytes(name));
 
-  it('summarize() reconstructs the run the generator modelled', async () => {
+  it('summarize() reconstructs the run the model wrote', async () => {
     const summary = await lastValueFrom(events$.pipe(summarize()));
+    expect(summary.outcome).toBe(truth.outcome);
     expect(summary.events).toBe(truth.events);
     expect(summary.counts).toEqual(truth.countsByType);
-    expect(summary.response).toBe(truth.response ?? undefined);
+    expect(orNull(summary.response)).toBe(truth.response);
     expect(summary.text).toBe(truth.text);
     expect(summary.usage).toEqual(truth.usage);
     expect(summary.errors).toEqual(truth.errors);
     expect(summary.interrupts.map((i) => i.interrupt_id)).toEqual(truth.interrupts);
     expect(summary.questions.map((q) => q.interrupt_id)).toEqual(truth.questions);
-    expect(summary.invocations.map((i) => ({ id: i.id, name: i.name, subagent: i.subagent ?? null, args: i.args, status: i.status }))).toEqual(
-      truth.invocations.map(({ id, name, subagent, args, status }) => ({ id, name, subagent, args, status })),
+    if (truth.outcome === 'needs-input') {
+      expect([...summary.pendingApprovals, ...summary.pendingQuestions].map((g) => g.interrupt_id).sort()).toEqual(
+        [...truth.interrupts, ...truth.questions].sort(),
+      );
+    }
+    expect(
+      summary.invocations.map((i) => ({
+        id: i.id,
+        name: i.name,
+        subagent: orNull(i.subagent),
+        instanceId: orNull(i.instanceId),
+        args: i.args,
+        status: i.status,
+        error: orNull(i.error),
+      })),
+    ).toEqual(
+      truth.invocations.map(({ id, name, subagent, instanceId, args, status, result }) => ({
+        id,
+        name,
+        subagent,
+        instanceId,
+        args,
+        status,
+        error: status === 'failed' ? result : null,
+      })),
     );
-    expect(summary.invocations.map((i) => i.error ?? null)).toEqual(truth.invocations.map((i) => (i.status === 'failed' ? i.result : null)));
-    expect(summary.delegations.map((d) => ({ taskId: d.taskCallId, name: d.name, description: d.description }))).toEqual(
-      truth.delegations.map(({ taskId, name, description }) => ({ taskId, name, description })),
-    );
+    expect(
+      summary.delegations.map((d) => ({
+        instanceId: orNull(d.instanceId),
+        taskCallId: orNull(d.taskCallId),
+        name: d.name,
+        subagentType: orNull(d.subagentType),
+        description: d.description,
+        events: d.events,
+        ended: d.ended,
+      })),
+    ).toEqual(truth.delegations);
+    expect(
+      summary.panelDispatches.map((p) => ({ ...p, durationMs: orNull(p.durationMs), error: orNull(p.error) })),
+    ).toEqual(truth.panelDispatches);
   });
 
-  it('groupSubagents() routes every sub-agent event to exactly one delegation', async () => {
+  it('groupSubagents() gives every sub-agent event to exactly its own delegation', async () => {
+    const started: SubagentRun[] = [];
     const runs = await lastValueFrom(
       events$.pipe(
         groupSubagents(),
-        mergeMap((run) => run.events$.pipe(toArray(), map((received) => ({ key: run.key, name: run.name, received })))),
+        mergeMap((run) => {
+          started.push(run);
+          return run.events$.pipe(
+            toArray(),
+            map((received) => ({ run, received })),
+          );
+        }),
         toArray(),
       ),
     );
     const all = await collect(events$);
-    const subagentEvents = all.filter((e) => e.type === 'subagent_tool_call' || e.type === 'subagent_tool_result' || e.type === 'subagent_text');
+    const subagentEvents = all.filter(
+      (e) => e.type === 'subagent_tool_call' || e.type === 'subagent_tool_result' || e.type === 'subagent_text',
+    );
     const routed = runs.flatMap((r) => r.received);
     expect(routed).toHaveLength(subagentEvents.length);
     expect(new Set(routed).size).toBe(subagentEvents.length);
-    // Delegations with a unique name get exactly their own events; same-name ones share their total.
-    const byName = new Map<string, Truth['delegations']>();
-    for (const d of truth.delegations) byName.set(d.name, [...(byName.get(d.name) ?? []), d]);
-    for (const [delegationName, expected] of byName) {
-      const got = runs.filter((r) => r.name === delegationName);
-      expect(got.map((r) => r.key)).toEqual(expected.map((d) => d.taskId));
-      const total = (list: { events: number }[]) => list.reduce((sum, d) => sum + d.events, 0);
-      expect(total(got.map((r) => ({ events: r.received.length })))).toBe(total(expected));
-      if (expected.length === 1) expect(got[0]!.received).toHaveLength(expected[0]!.events);
-      // Text goes by instance_id: each delegation hears a single instance.
-      for (const r of got) {
-        const instances = new Set(r.received.flatMap((e) => (e.type === 'subagent_text' && e.instance_id !== undefined ? [e.instance_id] : [])));
-        expect(instances.size).toBeLessThanOrEqual(1);
-      }
+    expect(started.map((r) => [r.name, r.description, orNull(r.instanceId)])).toEqual(
+      truth.delegations.map((d) => [d.name, d.description, d.instanceId]),
+    );
+    for (const [i, d] of truth.delegations.entries()) {
+      const received = runs.find((r) => r.run === started[i])!.received;
+      expect(received).toHaveLength(d.events);
+      if (d.instanceId !== null) expect(received.every((e) => e.instance_id === d.instanceId)).toBe(true);
     }
   });
 
@@ -87,17 +161,25 @@ describe.each(transcripts)('operators on %s', (name) => {
     const last = await lastValueFrom(
       events$.pipe(
         pairToolCalls(),
-        reduce((byKey, inv) => byKey.set(inv.key, inv), new Map<string, { status: string; args: unknown; name: string; result?: string }>()),
+        reduce(
+          (byKey, inv) => byKey.set(inv.key, inv),
+          new Map<string, { status: string; args: unknown; name: string; result?: string }>(),
+        ),
       ),
     );
-    expect([...last.values()].map(({ name, status, args, result }) => ({ name, status, args, result: result ?? null }))).toEqual(
-      truth.invocations.map(({ name, status, args, result }) => ({ name, status, args, result })),
-    );
+    expect(
+      [...last.values()].map(({ name, status: s, args, result }) => ({
+        name,
+        status: s,
+        args,
+        result: result ?? null,
+      })),
+    ).toEqual(truth.invocations.map(({ name, status: s, args, result }) => ({ name, status: s, args, result })));
   });
 
   it('accumulateText() and sumUsage() end at the authoritative text and the totals', async () => {
     const texts = await collect(events$.pipe(accumulateText()));
-    expect(texts.at(-1) ?? '').toBe(truth.response ?? truth.text);
+    expect(texts.at(-1) ?? '').toBe(truth.response || truth.text);
     const totals = await collect(events$.pipe(sumUsage()));
     expect(totals.at(-1) ?? { inputTokens: 0, outputTokens: 0, totalTokens: 0 }).toEqual(truth.usage);
   });

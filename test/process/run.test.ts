@@ -1,7 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { catchError, EMPTY, firstValueFrom, mergeMap, range, take, tap, takeUntil, lastValueFrom, toArray, Subject, switchMap } from 'rxjs';
+import {
+  catchError,
+  EMPTY,
+  firstValueFrom,
+  mergeMap,
+  range,
+  take,
+  tap,
+  takeUntil,
+  lastValueFrom,
+  toArray,
+  Subject,
+  switchMap,
+} from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CancelledError,
@@ -20,7 +33,7 @@ import {
 } from '../../index.js';
 import { fakeEvoSci } from '../../testing/fakeEvoSci.js';
 import type { FakeStep } from '../../testing/fakeEvoSci.js';
-import { collect, fixtureBytes, fixturePath } from '../support/collect.js';
+import { collect, fixtureBytes, fixturePath, fixtureTruth } from '../support/collect.js';
 import { eventually, gone, isAlive, readWhenWritten, runHandles, scratch } from '../support/processes.js';
 
 const research = fixturePath('research-run.jsonl');
@@ -33,13 +46,34 @@ function fake(steps: FakeStep[], options: Partial<RunOptions> = {}): RunOptions 
   return { prompt: 'test', command, ...options, env: { ...env, ...options.env } };
 }
 
-/** Runs to the end; resolves with the events and the error, if any. */
-async function outcome(options: RunOptions): Promise<{ events: EvoEvent[]; error: unknown }> {
+/** Runs to the end of the Observable and of the process; resolves with the events, the error if any, and the exit. */
+async function outcome(
+  options: RunOptions,
+): Promise<{ events: EvoEvent[]; error: unknown; exit: ExitInfo | undefined }> {
   const events: EvoEvent[] = [];
-  const error = await run(options)
+  let exit: ExitInfo | undefined;
+  let exited: () => void = () => undefined;
+  const exitSeen = new Promise<void>((resolve) => (exited = resolve));
+  let started = false;
+  const error = await run({
+    ...options,
+    onSpawn: (pid) => {
+      started = true;
+      options.onSpawn?.(pid);
+    },
+    onExit: (info) => {
+      exit = info;
+      exited();
+      options.onExit?.(info);
+    },
+  })
     .forEach((e) => events.push(e))
-    .then(() => undefined, (err: unknown) => err);
-  return { events, error };
+    .then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+  if (started) await exitSeen;
+  return { events, error, exit };
 }
 
 describe('run', () => {
@@ -53,11 +87,19 @@ describe('run', () => {
     let spawned: number | undefined;
     const record = file('pid.json');
     const { events, error } = await outcome(
-      fake([{ stderr: '\u001b[1mLoading agent…\u001b[0m' }, { record }, { transcript: research }, { resumeHint: 'th-4e1f' }], {
-        onStderr: (l) => stderrLines.push(l),
-        onSpawn: (pid) => (spawned = pid),
-        onExit: (info) => (exit = info),
-      }),
+      fake(
+        [
+          { stderr: '\u001b[1mLoading agent…\u001b[0m' },
+          { record },
+          { transcript: research },
+          { resumeHint: 'th-4e1f' },
+        ],
+        {
+          onStderr: (l) => stderrLines.push(l),
+          onSpawn: (pid) => (spawned = pid),
+          onExit: (info) => (exit = info),
+        },
+      ),
     );
     const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
     expect(spawned).toBe(pid);
@@ -98,7 +140,12 @@ describe('run', () => {
           env: { EXTRA_VAR: 'x y' },
         }),
       );
-      const seen = JSON.parse(readFileSync(record, 'utf8')) as { argv: string[]; cwd: string; stdin: string; env: Record<string, string> };
+      const seen = JSON.parse(readFileSync(record, 'utf8')) as {
+        argv: string[];
+        cwd: string;
+        stdin: string;
+        env: Record<string, string>;
+      };
       expect(seen.argv).toEqual([
         `--prompt=${prompt}`,
         '--output-format=stream-json',
@@ -126,7 +173,31 @@ describe('run', () => {
     } finally {
       delete process.env['EVOSCI_BIN'];
     }
-    expect((JSON.parse(readFileSync(record, 'utf8')) as { argv: string[] }).argv).toEqual(['--prompt=p', '--output-format=stream-json']);
+    expect((JSON.parse(readFileSync(record, 'utf8')) as { argv: string[] }).argv).toEqual([
+      '--prompt=p',
+      '--output-format=stream-json',
+    ]);
+  });
+
+  it('checks its options when called: a TypeError naming the option, and nothing started', () => {
+    const record = file('never.json');
+    const base = fake([{ record }, { lines: [done] }]);
+    const cases: [Partial<RunOptions>, RegExp][] = [
+      [{ prompt: '' }, /prompt/],
+      [{ timeoutMs: -1 }, /timeoutMs/],
+      [{ timeoutMs: Number.NaN }, /timeoutMs/],
+      [{ killGraceMs: Number.NaN }, /killGraceMs/],
+      [{ killGraceMs: -5 }, /killGraceMs/],
+      [{ args: ['--ok', 7 as unknown as string] }, /args/],
+      [{ maxLineBytes: Number.NaN }, /maxLineBytes/],
+      [{ stderrTailBytes: 0 }, /stderrTailBytes/],
+    ];
+    for (const [bad, message] of cases) {
+      expect(() => run({ ...base, ...bad })).toThrow(TypeError);
+      expect(() => run({ ...base, ...bad })).toThrow(message);
+    }
+    expect(() => fromJsonl('', { maxLineBytes: -1 })).toThrow(/maxLineBytes/);
+    expect(() => readFileSync(record)).toThrow();
   });
 
   it('is cold: nothing starts before subscription, and each subscription is a process', async () => {
@@ -144,9 +215,17 @@ describe('run', () => {
   it('reports a line cut by a crash without emitting it, then errors with ExitError and the signal', async () => {
     const issues: DecodeIssue[] = [];
     const { events, error } = await outcome(
-      fake([{ transcript: research, count: 5 }, { stderr: 'Traceback (most recent call last):' }, { stdout: '{"type": "text", "con' }, { kill: 'SIGKILL' }], {
-        onDiagnostic: (i) => issues.push(i),
-      }),
+      fake(
+        [
+          { transcript: research, count: 5 },
+          { stderr: 'Traceback (most recent call last):' },
+          { stdout: '{"type": "text", "con' },
+          { kill: 'SIGKILL' },
+        ],
+        {
+          onDiagnostic: (i) => issues.push(i),
+        },
+      ),
     );
     expect(events).toHaveLength(5);
     expect(issues.map((i) => [i.line, i.raw])).toEqual([[6, '{"type": "text", "con']]);
@@ -157,7 +236,11 @@ describe('run', () => {
 
   it('delivers an error event, then errors with ExitError naming it, the exit code and the stderr tail', async () => {
     const { events, error } = await outcome(
-      fake([{ lines: [text('a'), line({ type: 'error', message: 'rate limited' })] }, { stderr: 'RuntimeError: 429' }, { exit: 3 }]),
+      fake([
+        { lines: [text('a'), line({ type: 'error', message: 'rate limited' })] },
+        { stderr: 'RuntimeError: 429' },
+        { exit: 3 },
+      ]),
     );
     expect(events.map((e) => e.type)).toEqual(['text', 'error']);
     expect(error).toBeInstanceOf(ExitError);
@@ -182,16 +265,21 @@ describe('run', () => {
     expect(error).toMatchObject({ name: 'ExitError', signal: 'SIGTERM' });
   });
 
-  it('kills a child that ignores SIGTERM with SIGKILL after killGraceMs when unsubscribed', async () => {
+  it('kills a child that ignores SIGINT and SIGTERM with SIGKILL, killGraceMs apart, when unsubscribed', async () => {
     const record = file('pid.json');
     const exits: ExitInfo[] = [];
     const first = await firstValueFrom(
-      run(fake([{ ignoreSigterm: true }, { record }, { lines: [text('a')] }, { hang: true }], { killGraceMs: 1000, onExit: (i) => exits.push(i) })),
+      run(
+        fake([{ ignoreSigint: true }, { ignoreSigterm: true }, { record }, { lines: [text('a')] }, { hang: true }], {
+          killGraceMs: 1000,
+          onExit: (i) => exits.push(i),
+        }),
+      ),
     );
     expect(first.type).toBe('text');
     const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
-    // SIGTERM was sent and ignored: still alive inside the grace period, gone after it.
-    await new Promise((r) => setTimeout(r, 100));
+    // SIGINT, then SIGTERM, were sent and ignored: still alive inside the grace periods, gone after them.
+    await new Promise((r) => setTimeout(r, 1100));
     expect(isAlive(pid)).toBe(true);
     expect(await gone(pid, 5000)).toBe(true);
     for (let i = 0; i < 100 && exits.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
@@ -200,7 +288,11 @@ describe('run', () => {
 
   it.each([false, true])('kills the processes the CLI started (ignoring SIGTERM: %s)', async (stubborn) => {
     const pidFile = file('grandchild.pid');
-    const run$ = run(fake([{ grandchild: pidFile, ignoreSigterm: stubborn }, { lines: [text('a')] }, { hang: true }], { killGraceMs: 300 }));
+    const run$ = run(
+      fake([{ grandchild: pidFile, ignoreSigterm: stubborn }, { lines: [text('a')] }, { hang: true }], {
+        killGraceMs: 300,
+      }),
+    );
     await firstValueFrom(run$);
     const grandchild = Number(await readWhenWritten(pidFile));
     expect(await gone(grandchild, 3000)).toBe(true);
@@ -225,7 +317,9 @@ describe('run', () => {
     const pidFile = file('escaped.pid');
     try {
       const { events, error } = await outcome(
-        fake([{ grandchild: pidFile, inheritOutput: true, ownSession: true }, { lines: [text('a')] }], { timeoutMs: 500 }),
+        fake([{ grandchild: pidFile, inheritOutput: true, ownSession: true }, { lines: [text('a')] }], {
+          timeoutMs: 500,
+        }),
       );
       expect(events).toHaveLength(1);
       expect(error).toBeInstanceOf(TimeoutError);
@@ -238,7 +332,9 @@ describe('run', () => {
     const pidFile = file('escaped.pid');
     try {
       const { events, error } = await outcome(
-        fake([{ grandchild: pidFile, inheritOutput: true, ownSession: true }, { lines: [text('a'), done] }], { killGraceMs: 300 }),
+        fake([{ grandchild: pidFile, inheritOutput: true, ownSession: true }, { lines: [text('a'), done] }], {
+          killGraceMs: 300,
+        }),
       );
       expect(error).toBeUndefined();
       expect(events.map((e) => e.type)).toEqual(['text', 'done']);
@@ -267,7 +363,7 @@ describe('run', () => {
   it('errors with what an app callback threw, instead of hanging', async () => {
     const thrown = new Error('onExit failed');
     const { error } = await outcome(
-      fake([{ lines: [done] }], {
+      fake([{ lines: [text('a')] }, { exit: 1 }], {
         onExit: () => {
           throw thrown;
         },
@@ -294,7 +390,10 @@ describe('run', () => {
   it('reports a crash as ExitError in strict mode too: the cut line is its symptom', async () => {
     const issues: DecodeIssue[] = [];
     const { events, error } = await outcome(
-      fake([{ lines: [text('a')] }, { stdout: '{"type": "te' }, { kill: 'SIGKILL' }], { strict: true, onDiagnostic: (i) => issues.push(i) }),
+      fake([{ lines: [text('a')] }, { stdout: '{"type": "te' }, { kill: 'SIGKILL' }], {
+        strict: true,
+        onDiagnostic: (i) => issues.push(i),
+      }),
     );
     expect(events).toHaveLength(1);
     expect(error).toBeInstanceOf(ExitError);
@@ -349,14 +448,16 @@ describe('run', () => {
       }),
     );
     expect(error).toBeUndefined();
-    expect(events).toHaveLength(232);
+    expect(events).toHaveLength(fixtureTruth<{ events: number }>('research-run.jsonl').events);
     // 100-byte filler lines; the unfinished last one runs into 'last words'.
     expect(count).toBe(Math.floor((10 * 1024 * 1024) / 100) + 1);
     expect(last).toMatch(/^E+last words$/);
   });
 
   it('keeps at most stderrTailBytes of stderr for errors', async () => {
-    const { error } = await outcome(fake([{ stderrBytes: 1024 * 1024 }, { stderr: 'the end' }, { exit: 1 }], { stderrTailBytes: 4096 }));
+    const { error } = await outcome(
+      fake([{ stderrBytes: 1024 * 1024 }, { stderr: 'the end' }, { exit: 1 }], { stderrTailBytes: 4096 }),
+    );
     const tail = (error as ExitError).stderrTail;
     expect(tail.length).toBeLessThanOrEqual(4096);
     expect(tail.endsWith('the end')).toBe(true);
@@ -379,7 +480,10 @@ describe('run', () => {
   it('errors with DecodeError in strict mode and stops the process', async () => {
     const record = file('pid.json');
     const { events, error } = await outcome(
-      fake([{ record }, { lines: [text('a'), '{"type": "text"}', text('b')] }, { hang: true }], { strict: true, killGraceMs: 200 }),
+      fake([{ record }, { lines: [text('a'), '{"type": "text"}', text('b')] }, { hang: true }], {
+        strict: true,
+        killGraceMs: 200,
+      }),
     );
     expect(events).toEqual([{ type: 'text', content: 'a' }]);
     expect(error).toBeInstanceOf(DecodeError);
@@ -429,7 +533,9 @@ describe('run', () => {
           const record = file(`soak-${i}.json`);
           records.push(record);
           const steps: FakeStep[] = [{ record }, { lines: [text('a'), text('b')], delayMs: 5 }];
-          const run$ = run(fake(i % 3 === 0 ? [...steps, { hang: true }] : [...steps, { lines: [done] }], { killGraceMs: 200 }));
+          const run$ = run(
+            fake(i % 3 === 0 ? [...steps, { hang: true }] : [...steps, { lines: [done] }], { killGraceMs: 200 }),
+          );
           return (i % 3 === 0 ? run$.pipe(take(1)) : run$).pipe(catchError(() => EMPTY));
         }, 8),
         toArray(),
@@ -473,13 +579,17 @@ describe('run and the app’s own signal handling', () => {
         .subscribe({ next: () => process.stdout.write('started\\n'), complete: () => process.stdout.write('stopped\\n') });
     `;
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../../', import.meta.url)) });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+    });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (out === 'started\n') child.kill('SIGINT');
     });
-    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])));
+    const [code, signal] = await new Promise<[number | null, string | null]>((resolve) =>
+      child.on('close', (c, s) => resolve([c, s])),
+    );
     expect([code, signal]).toEqual([0, null]);
     expect(out).toBe('started\nstopped\n');
     expect(await gone(Number(readFileSync(pidFile, 'utf8')), 3000)).toBe(true);

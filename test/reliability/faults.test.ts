@@ -13,14 +13,22 @@ async function outcome(steps: FakeStep[], options: Partial<RunOptions> = {}) {
   const issues: DecodeIssue[] = [];
   const error = await run({ prompt: 'x', command, env, onDiagnostic: (i) => issues.push(i), ...options })
     .forEach((e) => events.push(e))
-    .then(() => undefined, (err: unknown) => err);
+    .then(
+      () => undefined,
+      (err: unknown) => err,
+    );
   return { events, issues, error };
 }
 
 describe('fault injection against the fake CLI', () => {
   it('stdout closed early while the process keeps running: waits for the exit, then TruncatedStreamError', async () => {
     const path = scratch();
-    const { events, error } = await outcome([{ lines: [text('a'), text('b')] }, { closeStdout: true }, { record: path('pid.json') }, { sleep: 300 }]);
+    const { events, error } = await outcome([
+      { lines: [text('a'), text('b')] },
+      { closeStdout: true },
+      { record: path('pid.json') },
+      { sleep: 300 },
+    ]);
     expect(events.map((e) => (e as { content: string }).content)).toEqual(['a', 'b']);
     expect(error).toBeInstanceOf(TruncatedStreamError);
     expect(await gone((JSON.parse(readFileSync(path('pid.json'), 'utf8')) as { pid: number }).pid)).toBe(true);
@@ -39,19 +47,33 @@ describe('fault injection against the fake CLI', () => {
   });
 
   it('a 100 MB line over maxLineBytes is reported and dropped, and the run goes on', async () => {
-    const { events, issues, error } = await outcome([{ lines: [text('before')] }, { bigLine: 100 * 1024 * 1024 }, { lines: [text('after'), done] }]);
+    const { events, issues, error } = await outcome([
+      { lines: [text('before')] },
+      { bigLine: 100 * 1024 * 1024 },
+      { lines: [text('after'), done] },
+    ]);
     expect(error).toBeUndefined();
     expect(events.map((e) => e.type)).toEqual(['text', 'text', 'done']);
     expect(issues).toHaveLength(1);
-    expect(issues[0]).toMatchObject({ line: 2, message: expect.stringMatching(/longer than maxLineBytes \(67108864\)/) });
+    expect(issues[0]).toMatchObject({
+      line: 2,
+      message: expect.stringMatching(/longer than maxLineBytes \(67108864\)/),
+    });
     expect(issues[0]!.raw.length).toBeLessThan(400);
   });
 
   it('SIGTERM ignored and SIGKILL from outside: every whole event first, then ExitError', async () => {
     const path = scratch();
-    const { command, env } = fakeEvoSci([{ ignoreSigterm: true }, { lines: [text('a'), text('b')] }, { record: path('pid.json') }, { hang: true }]);
+    const { command, env } = fakeEvoSci([
+      { ignoreSigterm: true },
+      { lines: [text('a'), text('b')] },
+      { record: path('pid.json') },
+      { hang: true },
+    ]);
     const events: EvoEvent[] = [];
-    const result = run({ prompt: 'x', command, env }).forEach((e) => events.push(e)).catch((err: unknown) => err);
+    const result = run({ prompt: 'x', command, env })
+      .forEach((e) => events.push(e))
+      .catch((err: unknown) => err);
     const { pid } = JSON.parse(await readWhenWritten(path('pid.json'))) as { pid: number };
     process.kill(pid, 'SIGTERM');
     await new Promise((r) => setTimeout(r, 100));

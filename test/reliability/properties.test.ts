@@ -14,13 +14,17 @@ const tricky = fc.oneof(
 const event: fc.Arbitrary<EvoEvent> = fc.oneof(
   tricky.map((s) => ev.text(s)),
   fc.tuple(tricky, tricky).map(([content, id]) => ev.thinking(content, id)),
-  fc.tuple(tricky, fc.dictionary(tricky, fc.jsonValue()), tricky).map(([name, args, id]) => ev.toolCall(name, args, id)),
-  fc.tuple(tricky, tricky, fc.boolean(), fc.option(tricky, { nil: undefined })).map(([name, content, success, id]) =>
-    ev.toolResult(name, content, { success, id }),
-  ),
+  fc
+    .tuple(tricky, fc.dictionary(tricky, fc.jsonValue()), tricky)
+    .map(([name, args, id]) => ev.toolCall(name, args, id)),
+  fc
+    .tuple(tricky, tricky, fc.boolean(), fc.option(tricky, { nil: undefined }))
+    .map(([name, content, success, id]) => ev.toolResult(name, content, { success, id })),
   fc.tuple(tricky, tricky, fc.option(tricky, { nil: undefined })).map(([a, c, i]) => ev.subagentText(a, c, i)),
   fc.tuple(fc.nat(), fc.nat()).map(([i, o]) => ev.usage(i, o)),
-  fc.tuple(tricky, fc.array(fc.jsonValue())).map(([id, q]) => ev.askUser(id, q)),
+  fc
+    .tuple(tricky, fc.array(fc.record({ question: tricky, type: fc.constantFrom('text', 'multiple_choice') })))
+    .map(([id, q]) => ev.askUser(id, q)),
   tricky.map((s) => ev.done(s)),
 );
 
@@ -57,10 +61,19 @@ describe('decoding properties', () => {
   });
 
   it('keeps every valid event, in order, whatever noise and chunking surround it', async () => {
-    const noise = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }).filter((s) => !s.includes('\n')), fc.constant('{"type": 1}'));
+    const noise = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 40 }).filter((s) => !s.includes('\n')),
+      fc.constant('{"type": 1}'),
+    );
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.oneof(event.map((e) => ({ e })), noise.map((n) => ({ n }))), { maxLength: 40 }),
+        fc.array(
+          fc.oneof(
+            event.map((e) => ({ e })),
+            noise.map((n) => ({ n })),
+          ),
+          { maxLength: 40 },
+        ),
         fc.array(fc.nat(), { maxLength: 20 }),
         async (items, cuts) => {
           const text = items.map((item) => ('e' in item ? toJsonl(item.e) : `${item.n}\n`)).join('');

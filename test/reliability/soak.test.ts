@@ -14,7 +14,10 @@ const onWarning = (w: Error) => warnings.push(w);
 const onRejection = (r: unknown) => rejections.push(r);
 
 /** One run of the soak: how it is cut short (or not) is drawn at random. */
-function soakRun(record: string, plan: { cancelAfterEvents: number | undefined; cancelAfterMs: number | undefined; crash: boolean }) {
+function soakRun(
+  record: string,
+  plan: { cancelAfterEvents: number | undefined; cancelAfterMs: number | undefined; crash: boolean },
+) {
   const steps: FakeStep[] = [{ record }, { transcript, delayMs: 0, count: 60 }];
   if (plan.crash) steps.push({ stdout: '{"type": "te' }, { kill: 'SIGKILL' });
   else steps.push({ hang: true });
@@ -44,31 +47,35 @@ describe('soak', () => {
   it.each([
     ['200 sequential', 200, 1],
     ['50 concurrent', 50, 50],
-  ])('%s runs with random cancellation leave no process, handle, warning or rejection behind', async (_label, count, concurrency) => {
-    const path = scratch();
-    const handlesBefore = runHandles().length;
-    const drawn = fc.sample(plans, { numRuns: count, seed: count });
-    await lastValueFrom(
-      range(0, count).pipe(
-        mergeMap((i) => soakRun(path(`${i}.json`), drawn[i]!), concurrency),
-        toArray(),
-      ),
-    );
-    const pids = await lastValueFrom(
-      range(0, count).pipe(
-        concatMap(async (i) => {
-          try {
-            return (JSON.parse(readFileSync(path(`${i}.json`), 'utf8')) as { pid: number }).pid;
-          } catch {
-            return undefined; // cancelled before the fake wrote its record
-          }
-        }),
-        toArray(),
-      ),
-    );
-    for (const pid of pids) if (pid !== undefined) expect(await gone(pid, 3000)).toBe(true);
-    expect(await eventually(() => runHandles().length <= handlesBefore)).toBe(true);
-    expect(warnings.map((w) => w.name)).toEqual([]);
-    expect(rejections).toEqual([]);
-  }, 120_000);
+  ])(
+    '%s runs with random cancellation leave no process, handle, warning or rejection behind',
+    async (_label, count, concurrency) => {
+      const path = scratch();
+      const handlesBefore = runHandles().length;
+      const drawn = fc.sample(plans, { numRuns: count, seed: count });
+      await lastValueFrom(
+        range(0, count).pipe(
+          mergeMap((i) => soakRun(path(`${i}.json`), drawn[i]!), concurrency),
+          toArray(),
+        ),
+      );
+      const pids = await lastValueFrom(
+        range(0, count).pipe(
+          concatMap(async (i) => {
+            try {
+              return (JSON.parse(readFileSync(path(`${i}.json`), 'utf8')) as { pid: number }).pid;
+            } catch {
+              return undefined; // cancelled before the fake wrote its record
+            }
+          }),
+          toArray(),
+        ),
+      );
+      for (const pid of pids) if (pid !== undefined) expect(await gone(pid, 3000)).toBe(true);
+      expect(await eventually(() => runHandles().length <= handlesBefore)).toBe(true);
+      expect(warnings.map((w) => w.name)).toEqual([]);
+      expect(rejections).toEqual([]);
+    },
+    120_000,
+  );
 });

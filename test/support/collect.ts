@@ -5,7 +5,9 @@ import type { DecodeIssue } from '../../src/index.js';
 
 /** Absolute path of a file in `test/fixtures`, or of `examples/…` when the name says so. */
 export function fixturePath(name: string): string {
-  return fileURLToPath(new URL(name.startsWith('examples/') ? `../../${name}` : `../fixtures/${name}`, import.meta.url));
+  return fileURLToPath(
+    new URL(name.startsWith('examples/') ? `../../${name}` : `../fixtures/${name}`, import.meta.url),
+  );
 }
 
 /** The bytes of a fixture transcript. */
@@ -13,7 +15,7 @@ export function fixtureBytes(name: string): Uint8Array {
   return new Uint8Array(readFileSync(fixturePath(name)));
 }
 
-/** The parsed `*.truth.json` written beside a fixture by `generate.py`. */
+/** The parsed `*.truth.json` written beside a fixture by `test/fixtures/generate.ts` (its `Truth` type is in `producer.ts`). */
 export function fixtureTruth<T = Record<string, unknown>>(name: string): T {
   return JSON.parse(readFileSync(fixturePath(name.replace(/\.jsonl$/, '.truth.json')), 'utf8')) as T;
 }

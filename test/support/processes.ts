@@ -38,7 +38,9 @@ export function scratch(): (name: string) => string {
 
 /** The active handles of this process that a run could leak. */
 export function runHandles(): string[] {
-  return process.getActiveResourcesInfo().filter((kind) => /ChildProcess|Pipe|Timeout|Signal|TTYWrap|ProcessWrap/.test(kind));
+  return process
+    .getActiveResourcesInfo()
+    .filter((kind) => /ChildProcess|Pipe|Timeout|Signal|TTYWrap|ProcessWrap/.test(kind));
 }
 
 /** Resolves once `check()` holds, or with its last answer after `withinMs`: for clean-up that finishes asynchronously. */

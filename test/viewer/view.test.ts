@@ -2,7 +2,7 @@ import pc from 'picocolors';
 import { lastValueFrom, scan, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { fromJsonl, type EvoEvent } from '../../index.js';
-import { initialView, reduceView, viewActions } from '../../viewer/model.js';
+import { viewActions, ViewModel } from '../../viewer/model.js';
 import { renderFrame } from '../../viewer/render.js';
 import { fixtureBytes, fixtureTruth } from '../support/collect.js';
 import { marbles } from '../support/marbles.js';
@@ -15,7 +15,10 @@ describe('viewActions', () => {
   it('subscribes to the run once, however many operators it combines', () => {
     marbles().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold<EvoEvent>('-a-b-|', { a: ev.text('hi'), b: ev.usage(1, 2) });
-      const kinds = source.pipe(viewActions(), scan((acc, a) => [...acc, a.kind], [] as string[]));
+      const kinds = source.pipe(
+        viewActions(),
+        scan((acc, a) => [...acc, a.kind], [] as string[]),
+      );
       expectObservable(kinds).toBe('-a-b-(c|)', { a: ['text'], b: ['text', 'usage'], c: ['text', 'usage', 'summary'] });
       expectSubscriptions(source.subscriptions).toBe('^----!');
     });
@@ -23,29 +26,72 @@ describe('viewActions', () => {
 
   it('builds a view state that agrees with the run', async () => {
     const truth = fixtureTruth<{ delegations: { name: string }[]; response: string; usage: object }>(demo);
-    const state = await lastValueFrom(fromJsonl(fixtureBytes(demo)).pipe(viewActions(), scan(reduceView, initialView)));
+    const state = await lastValueFrom(
+      fromJsonl(fixtureBytes(demo)).pipe(
+        viewActions(),
+        scan((view, action) => view.apply(action), new ViewModel()),
+      ),
+    );
     expect(state.delegations.map((d) => d.run.name)).toEqual(truth.delegations.map((d) => d.name));
     expect(state.delegations.every((d) => d.events !== undefined)).toBe(true);
     expect(state.text).toBe(truth.response);
     expect(state.usage).toEqual(truth.usage);
-    expect([...state.tools.values()].some((t) => t.name === 'task')).toBe(false);
+    expect(state.tools.all().some((t) => t.name === 'task')).toBe(false);
   });
 });
 
 describe('renderFrame', () => {
   it('fits the terminal at every step of a run, and shows tools, sub-agents, text and tokens', async () => {
-    const states = await lastValueFrom(fromJsonl(fixtureBytes(demo)).pipe(viewActions(), scan(reduceView, initialView), toArray()));
+    const truth = fixtureTruth<{ usage: { inputTokens: number; outputTokens: number; totalTokens: number } }>(demo);
+    const actions = await lastValueFrom(fromJsonl(fixtureBytes(demo)).pipe(viewActions(), toArray()));
     const size = { columns: 80, rows: 24 };
-    for (const state of states) {
-      const lines = renderFrame(state, plain, '⠋', size).split('\n');
+    const view = new ViewModel();
+    let sawRunning = false;
+    for (const action of actions) {
+      const frame = renderFrame(view.apply(action), plain, '⠋', size);
+      const lines = frame.split('\n');
       expect(lines.length).toBeLessThanOrEqual(size.rows);
       for (const line of lines) expect(line.length).toBeLessThanOrEqual(size.columns);
+      if (view.tools.all().some((t) => t.status === 'running')) sawRunning ||= /⠋ \w+/.test(frame);
     }
-    const last = renderFrame(states.at(-1)!, plain, '⠋', size);
-    expect(last).toMatch(/✗ execute Traceback/);
+    expect(sawRunning).toBe(true);
+    const last = renderFrame(view, plain, '⠋', size);
+    expect(last).toMatch(/✗ execute /);
     expect(last).toMatch(/✓ research-agent/);
-    expect(last).toMatch(/tokens 69,015 {2}\(67,780 in · 1,235 out\)/);
-    const running = states.find((s) => [...s.tools.values()].some((t) => t.status === 'running'))!;
-    expect(renderFrame(running, plain, '⠋', size)).toMatch(/⠋ \w+/);
+    expect(last).toMatch(/Panel/);
+    const n = (x: number) => new Intl.NumberFormat('en-US').format(x);
+    expect(last).toContain(
+      `tokens ${n(truth.usage.totalTokens)}  (${n(truth.usage.inputTokens)} in · ${n(truth.usage.outputTokens)} out)`,
+    );
+  });
+});
+
+describe('the demo’s last frame', () => {
+  it('shows each research-agent with its own searches', async () => {
+    const truth = fixtureTruth<{
+      delegations: { instanceId: string; name: string; description: string }[];
+      invocations: { instanceId: string | null; name: string; args: { query?: string } }[];
+    }>(demo);
+    const view = await lastValueFrom(
+      fromJsonl(fixtureBytes(demo)).pipe(
+        viewActions(),
+        scan((v, action) => v.apply(action), new ViewModel()),
+      ),
+    );
+    const frame = renderFrame(view, plain, '⠋', { columns: 160, rows: 80 });
+    const researchers = truth.delegations.filter((d) => d.name === 'research-agent');
+    expect(researchers).toHaveLength(2);
+    const blocks = frame.split(/\n(?= {2}\S+ research-agent )/);
+    for (const researcher of researchers) {
+      const own = truth.invocations.filter((i) => i.instanceId === researcher.instanceId).map((i) => i.args.query!);
+      const others = truth.invocations
+        .filter((i) => i.name === 'tavily_search' && i.instanceId !== researcher.instanceId)
+        .map((i) => i.args.query!);
+      const block = blocks.find((b) => b.includes(researcher.description))!;
+      const shown = block.split('\n').slice(1, 4).join('\n');
+      // The frame keeps the last three tools of each delegation.
+      for (const query of own.slice(-2)) expect(shown).toContain(query.slice(0, 30));
+      for (const query of others) expect(shown).not.toContain(query.slice(0, 30));
+    }
   });
 });

@@ -17,7 +17,10 @@ import { gone, isAlive } from '../support/processes.js';
 const SCREENSHOTS = fileURLToPath(new URL('./.screenshots/', import.meta.url));
 const STATUSES = ['succeeded', 'failed', 'unfinished'] as const;
 
-if (!hasChromium) console.warn(`test/web/dashboard.test.ts skipped: no ${CHROMIUM}; install it with \`apt-get install -y chromium\` (.ci/run does)`);
+if (!hasChromium)
+  console.warn(
+    `test/web/dashboard.test.ts skipped: no ${CHROMIUM}; install it with \`apt-get install -y chromium\` (.ci/run does)`,
+  );
 
 function expectedSummary(name: string): Promise<RunSummary> {
   return lastValueFrom(fromJsonl(readFileSync(transcript(name))).pipe(summarize()));
@@ -26,7 +29,10 @@ function expectedSummary(name: string): Promise<RunSummary> {
 /** The summary's tool calls by status, `task` calls aside: the page shows those as sub-agents. */
 function toolsByStatus(summary: RunSummary): Record<(typeof STATUSES)[number], number> {
   const tools = summary.invocations.filter((i) => i.name !== 'task');
-  return Object.fromEntries(STATUSES.map((s) => [s, tools.filter((i) => i.status === s).length])) as Record<(typeof STATUSES)[number], number>;
+  return Object.fromEntries(STATUSES.map((s) => [s, tools.filter((i) => i.status === s).length])) as Record<
+    (typeof STATUSES)[number],
+    number
+  >;
 }
 
 /** A figure as the page prints it, `69,015` → 69015. */
@@ -40,7 +46,8 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
   let page: Page;
   const pageErrors: string[] = [];
 
-  const info = async (id: string): Promise<RunInfo> => (await fetch(`${server.url}runs/${id}`)).json() as Promise<RunInfo>;
+  const info = async (id: string): Promise<RunInfo> =>
+    (await fetch(`${server.url}runs/${id}`)).json() as Promise<RunInfo>;
 
   /** Starts a run from the page's form, as a person would; its card on the page and what the server answered. */
   const startFromPage = async (scenario: Scenario, speed: number): Promise<{ card: Locator; run: RunInfo }> => {
@@ -94,17 +101,24 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
     // Each tool call (main agent and sub-agents) is one row, by status.
     const byStatus = toolsByStatus(expected);
     for (const status of STATUSES) {
-      expect(await card.locator(`[data-testid="tool-row"][data-status="${status}"]`).count(), `${status} rows`).toBe(byStatus[status]);
+      expect(await card.locator(`[data-testid="tool-row"][data-status="${status}"]`).count(), `${status} rows`).toBe(
+        byStatus[status],
+      );
       expect(await figure(card, `summary-tools-${status}`), `${status} in the summary`).toBe(byStatus[status]);
     }
     expect(await card.locator('[data-testid="tool-row"][data-status="running"]').count()).toBe(0);
-    for (const duration of await card.getByTestId('tool-duration').allTextContents()) expect(duration).toMatch(/^\d+\.\d s$/);
+    for (const duration of await card.getByTestId('tool-duration').allTextContents())
+      expect(duration).toMatch(/^\d+\.\d s$/);
 
     // The sub-agent tree: one node per delegation, with its name and event count.
     const subagents = card.getByTestId('subagent');
     expect(await subagents.count()).toBe(expected.delegations.length);
-    expect(await subagents.getByTestId('subagent-name').allTextContents()).toEqual(expected.delegations.map((d) => d.name));
-    expect(await subagents.getByTestId('subagent-events').allTextContents()).toEqual(expected.delegations.map((d) => `${d.events} events`));
+    expect(await subagents.getByTestId('subagent-name').allTextContents()).toEqual(
+      expected.delegations.map((d) => d.name),
+    );
+    expect(await subagents.getByTestId('subagent-events').allTextContents()).toEqual(
+      expected.delegations.map((d) => `${d.events} events`),
+    );
     expect(await figure(card, 'summary-delegations')).toBe(expected.delegations.length);
 
     expect(await figure(card, 'tokens-input')).toBe(expected.usage.inputTokens);

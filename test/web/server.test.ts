@@ -15,7 +15,7 @@ describe('the dashboard server', () => {
       method,
       ...(body !== undefined && { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
     });
-    return { status: response.status, body: (await response.json()) as unknown };
+    return { status: response.status, body: await response.json() };
   };
 
   beforeAll(async () => {

@@ -39,7 +39,8 @@ function show(info: RunInfo): void {
   defer(() => fetch(`/runs/${info.id}/events`))
     .pipe(
       switchMap((response) => {
-        if (!response.ok || response.body === null) throw new Error(`events: ${response.status} ${response.statusText}`);
+        if (!response.ok || response.body === null)
+          throw new Error(`events: ${response.status} ${response.statusText}`);
         return fromJsonl(response.body, { onDiagnostic: (issue) => card.diagnostic(issue) });
       }),
       dashboardActions(),
@@ -64,16 +65,19 @@ form.addEventListener('submit', (event) => {
   event.preventDefault();
   const data = new FormData(form);
   const chosen = data.get('scenario');
-  const prompt = String(data.get('prompt') ?? '').trim();
+  const typed = data.get('prompt');
+  const prompt = (typeof typed === 'string' ? typed : '').trim();
   const speed = Number(data.get('speed'));
   const request: StartRequest = {
     ...(isScenario(chosen) && { scenario: chosen }),
     ...(prompt !== '' && { prompt }),
     ...(speed > 0 && { speed }),
   };
-  api<RunInfo>('/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) }).then(show, (err: unknown) =>
-    alert(`Could not start the run: ${(err as Error).message}`),
-  );
+  api<RunInfo>('/runs', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(request),
+  }).then(show, (err: unknown) => alert(`Could not start the run: ${(err as Error).message}`));
 });
 
 // Runs started before the page was opened, oldest first so that the newest ends on top.

@@ -36,7 +36,10 @@ export type DashboardAction =
 export function dashboardActions(): OperatorFunction<EvoEvent | UnknownEvent, DashboardAction> {
   return connect((events$) =>
     merge(
-      events$.pipe(accumulateText(), map((text): DashboardAction => ({ kind: 'text', text }))),
+      events$.pipe(
+        accumulateText(),
+        map((text): DashboardAction => ({ kind: 'text', text })),
+      ),
       events$.pipe(
         ofType('tool_call', 'tool_result'),
         filter((e) => e.name !== 'task'),
@@ -49,33 +52,40 @@ export function dashboardActions(): OperatorFunction<EvoEvent | UnknownEvent, Da
           const own$ = delegation.events$.pipe(share());
           return merge(
             of<DashboardAction>({ kind: 'subagent-start', delegation }),
-            own$.pipe(pairToolCalls(), map((invocation): DashboardAction => ({ kind: 'tool', invocation, delegation }))),
-            own$.pipe(count(), map((events): DashboardAction => ({ kind: 'subagent-end', delegation, events }))),
+            own$.pipe(
+              pairToolCalls(),
+              map((invocation): DashboardAction => ({ kind: 'tool', invocation, delegation })),
+            ),
+            own$.pipe(
+              count(),
+              map((events): DashboardAction => ({ kind: 'subagent-end', delegation, events })),
+            ),
           );
         }),
       ),
-      events$.pipe(sumUsage(), map((usage): DashboardAction => ({ kind: 'usage', usage }))),
-      events$.pipe(ofType('error'), map((e): DashboardAction => ({ kind: 'error', message: e.message }))),
-      events$.pipe(summarize(), map((summary): DashboardAction => ({ kind: 'summary', summary }))),
+      events$.pipe(
+        sumUsage(),
+        map((usage): DashboardAction => ({ kind: 'usage', usage })),
+      ),
+      events$.pipe(
+        ofType('error'),
+        map((e): DashboardAction => ({ kind: 'error', message: e.message })),
+      ),
+      events$.pipe(
+        summarize(),
+        map((summary): DashboardAction => ({ kind: 'summary', summary })),
+      ),
     ),
   );
 }
 
 // --- reading a RunSummary --------------------------------------------------------
-// summarize() is gaining `outcome` and pending questions and approvals, and
-// SubagentRun an `instanceId`. These accessors are the one place that reads
-// them: they take the field when the library has it, else what today's
-// fields say.
 
-/** `'completed' | 'needs-input' | 'failed' | 'incomplete'`, or a newer outcome the library reports. */
-export type Outcome = string;
+/** `'completed' | 'needs-input' | 'failed' | 'incomplete'`. */
+export type Outcome = RunSummary['outcome'];
 
 export function outcomeOf(summary: RunSummary): Outcome {
-  const reported = (summary as { readonly outcome?: unknown }).outcome;
-  if (typeof reported === 'string') return reported;
-  if (summary.errors.length > 0) return 'failed';
-  if (summary.questions.length > 0 || summary.interrupts.length > 0) return 'needs-input';
-  return summary.response === undefined ? 'incomplete' : 'completed';
+  return summary.outcome;
 }
 
 /** What the run is waiting for a person to answer. */
@@ -85,21 +95,26 @@ export interface Pending {
 }
 
 export function pendingOf(summary: RunSummary): Pending {
-  return { questions: summary.questions, approvals: summary.interrupts };
+  return { questions: summary.pendingQuestions, approvals: summary.pendingApprovals };
 }
 
-/** A delegation's identity: its sub-agent instance where the library reports it, else its `task` call's key. */
+/** A delegation's identity: its sub-agent instance where the stream has one, else its `task` call's key. */
 export function delegationId(delegation: SubagentRun): string {
-  const instanceId = (delegation as { readonly instanceId?: unknown }).instanceId;
-  return typeof instanceId === 'string' && instanceId !== '' ? instanceId : delegation.key;
+  return delegation.instanceId ?? delegation.key;
 }
 
 export type ToolStatus = ToolInvocation['status'];
-export const TOOL_STATUSES: readonly ToolStatus[] = ['succeeded', 'failed', 'unfinished', 'running'];
+export const TOOL_STATUSES: readonly ToolStatus[] = ['succeeded', 'failed', 'awaiting-input', 'unfinished', 'running'];
 
 /** The summary's tool calls (delegations aside) by status. */
 export function toolCounts(summary: RunSummary): Record<ToolStatus, number> {
-  const counts: Record<ToolStatus, number> = { succeeded: 0, failed: 0, unfinished: 0, running: 0 };
+  const counts: Record<ToolStatus, number> = {
+    succeeded: 0,
+    failed: 0,
+    'awaiting-input': 0,
+    unfinished: 0,
+    running: 0,
+  };
   for (const invocation of summary.invocations) if (invocation.name !== 'task') counts[invocation.status]++;
   return counts;
 }
@@ -118,5 +133,7 @@ export function describeQuestion(question: unknown): { readonly text: string; re
 export function describeApproval(request: unknown): string {
   if (typeof request !== 'object' || request === null) return String(request);
   const { name, args } = request as { name?: unknown; args?: unknown };
-  return typeof name === 'string' ? `${name} ${args === undefined ? '' : JSON.stringify(args)}`.trim() : JSON.stringify(request);
+  return typeof name === 'string'
+    ? `${name} ${args === undefined ? '' : JSON.stringify(args)}`.trim()
+    : JSON.stringify(request);
 }

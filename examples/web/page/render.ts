@@ -14,7 +14,13 @@ import {
 } from './model.js';
 
 const number = new Intl.NumberFormat('en-US');
-const ICONS: Record<ToolInvocation['status'], string> = { running: '◌', succeeded: '✓', failed: '✗', unfinished: '…' };
+const ICONS: Record<ToolInvocation['status'], string> = {
+  running: '◌',
+  succeeded: '✓',
+  failed: '✗',
+  unfinished: '…',
+  'awaiting-input': '?',
+};
 
 type Child = Node | string | undefined;
 
@@ -66,7 +72,11 @@ class ToolTable {
       h('td', { class: 'name', 'data-testid': 'tool-name' }, invocation.name),
       h('td', { class: 'brief', title: brief(invocation.args) }, brief(invocation.args)),
       h('td', { class: 'status', 'data-testid': 'tool-status' }, invocation.status),
-      h('td', { class: 'duration', 'data-testid': 'tool-duration', 'data-started-at': String(invocation.startedAt) }, duration(invocation, Date.now())),
+      h(
+        'td',
+        { class: 'duration', 'data-testid': 'tool-duration', 'data-started-at': String(invocation.startedAt) },
+        duration(invocation, Date.now()),
+      ),
     );
     const old = this.rows.get(invocation.key);
     if (old) old.replaceWith(row);
@@ -119,7 +129,9 @@ export function renderSummary(summary: RunSummary): HTMLElement {
     h(
       'dl',
       { class: 'figures' },
-      ...TOOL_STATUSES.filter((status) => status !== 'running').map((status) => figure(`summary-tools-${status}`, `tools ${status}`, tools[status])),
+      ...TOOL_STATUSES.filter((status) => status !== 'running').map((status) =>
+        figure(`summary-tools-${status}`, `tools ${status}`, tools[status]),
+      ),
       figure('summary-delegations', 'sub-agents', summary.delegations.length),
       figure('summary-tokens', 'tokens', summary.usage.totalTokens),
       figure('summary-events', 'events', summary.events),
@@ -137,7 +149,12 @@ export function renderSummary(summary: RunSummary): HTMLElement {
               .flatMap((event) => event.questions)
               .map(describeQuestion)
               .map(({ text, choices }) =>
-                h('li', { 'data-testid': 'question' }, h('span', { 'data-testid': 'question-text' }, text), choices.length ? h('div', { class: 'choices' }, choices.join(' · ')) : undefined),
+                h(
+                  'li',
+                  { 'data-testid': 'question' },
+                  h('span', { 'data-testid': 'question-text' }, text),
+                  choices.length ? h('div', { class: 'choices' }, choices.join(' · ')) : undefined,
+                ),
               ),
           ),
         ),
@@ -147,9 +164,17 @@ export function renderSummary(summary: RunSummary): HTMLElement {
           'div',
           { class: 'pending', 'data-testid': 'approvals' },
           h('h4', {}, 'Approvals needed'),
-          h('ol', {}, ...approvals.flatMap((event) => event.action_requests).map((r) => h('li', { 'data-testid': 'approval' }, describeApproval(r)))),
+          h(
+            'ol',
+            {},
+            ...approvals
+              .flatMap((event) => event.action_requests)
+              .map((r) => h('li', { 'data-testid': 'approval' }, describeApproval(r))),
+          ),
         ),
-    summary.errors.length === 0 ? undefined : h('ul', { class: 'errors' }, ...summary.errors.map((e) => h('li', {}, e))),
+    summary.errors.length === 0
+      ? undefined
+      : h('ul', { class: 'errors' }, ...summary.errors.map((e) => h('li', {}, e))),
   );
 }
 
@@ -158,7 +183,11 @@ export class RunCard {
   readonly element: HTMLElement;
   private readonly state = h('span', { class: 'state running', 'data-testid': 'run-state' }, 'running');
   private readonly pid = h('span', { class: 'pid', 'data-testid': 'run-pid' });
-  private readonly cancelButton = h('button', { type: 'button', 'data-testid': 'cancel' }, 'Cancel') as HTMLButtonElement;
+  private readonly cancelButton = h(
+    'button',
+    { type: 'button', 'data-testid': 'cancel' },
+    'Cancel',
+  ) as HTMLButtonElement;
   private readonly tools = new ToolTable('no tool calls yet');
   private readonly tree = h('ul', { class: 'tree', 'data-testid': 'subagents', 'data-empty': 'no sub-agents yet' });
   private readonly subagents = new Map<SubagentRun, SubagentNode>();

@@ -53,7 +53,9 @@ async function library(url: string): Promise<number> {
   const source = await body(url);
   return new Promise((resolve, reject) => {
     let events = 0;
-    fromJsonl(source, { onDiagnostic: (issue) => reject(new Error(`unexpected diagnostic: ${issue}`)) }).subscribe({
+    fromJsonl(source, {
+      onDiagnostic: (issue) => reject(new Error(`unexpected diagnostic: ${issue.toString()}`)),
+    }).subscribe({
       next: () => events++,
       error: reject,
       complete: () => resolve(events),
@@ -107,7 +109,7 @@ const stages: Readonly<Record<string, (held: Held) => number>> = {
     const utf8 = new TextDecoder();
     let n = 0;
     for (const chunk of chunks) {
-      for (let start = 0; start < chunk.length; ) {
+      for (let start = 0; start < chunk.length;) {
         let cut = chunk.length - start > BATCH ? chunk.lastIndexOf(LF, start + BATCH - 1) : chunk.lastIndexOf(LF);
         if (cut < start) cut = chunk.indexOf(LF, start + BATCH);
         if (cut === -1) break;

@@ -1,0 +1,199 @@
+// The evosci-rx command as a person meets it: a real process, its stdout, stderr and exit status.
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { fakeEvoSci, type FakeStep } from '../../testing/fakeEvoSci.js';
+import { events as ev } from '../../testing/events.js';
+import { fixturePath } from '../support/collect.js';
+import { gone, readWhenWritten, scratch } from '../support/processes.js';
+
+const bin = fileURLToPath(new URL('../../dist/bin/evosci-rx.js', import.meta.url));
+const version = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function command(args: string[], steps?: FakeStep[], input?: string): Promise<Ran> {
+  const fake = steps && fakeEvoSci(steps);
+  const env = { ...process.env, NO_COLOR: '1', ...(fake ? { ...fake.env, EVOSCI_BIN: fake.command } : {}) };
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [bin, ...args], { env }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+const line = (e: object) => JSON.stringify(e);
+const STACK = /\n\s+at /;
+
+describe('evosci-rx usage', () => {
+  it('--help and --version print to stdout and exit 0', async () => {
+    const help = await command(['--help']);
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toMatch(/Exit status: 0 completed, 1 failed or incomplete, 2 usage error, 3 needs input/);
+    expect(await command(['--version'])).toEqual({ code: 0, stdout: `evosci-rx ${version}\n`, stderr: '' });
+  });
+
+  it.each([
+    [['run', '-p'], /argument missing/],
+    [['run', '--workdir'], /argument missing/],
+    [['run', '-p', 'x', '--bogus'], /unknown option --bogus/],
+    [['view', '--foo', 'rec.jsonl'], /unknown option --foo/],
+    [['run', '-p', '-x'], /--prompt=-XYZ/],
+    [['frobnicate'], /unknown command "frobnicate"/],
+    [['view'], /view takes one FILE/],
+    [['view', 'a', 'b'], /view takes one FILE/],
+    [['view', '--record', 'r', 'a'], /--record is an option of run/],
+    [['run', '-p', 'x', '--timeout', 'soon'], /--timeout takes a duration/],
+    [[], /no command/],
+  ])('%j is a usage error: one line and the usage on stderr, exit 2', async (args, message) => {
+    const { code, stdout, stderr } = await command(args);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    const [first, blank, usage] = stderr.split('\n');
+    expect(first).toMatch(/^evosci-rx: /);
+    expect(first).toMatch(message);
+    expect([blank, usage]).toEqual(['', 'Usage:']);
+    expect(stderr).not.toMatch(STACK);
+  });
+});
+
+describe('evosci-rx runtime errors', () => {
+  it('go to stderr with a prefix, for a missing file, a directory and a missing EvoSci', async () => {
+    expect(await command(['view', 'missing.jsonl'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'evosci-rx: cannot read missing.jsonl: no such file\n',
+    });
+    expect((await command(['view', '/tmp'])).stderr).toBe('evosci-rx: cannot read /tmp: it is a directory\n');
+    const missing = await new Promise<Ran>((resolve) =>
+      execFile(
+        process.execPath,
+        [bin, 'run', '-p', 'x'],
+        { env: { ...process.env, EVOSCI_BIN: '/nonexistent/EvoSci' } },
+        (err, stdout, stderr) => resolve({ code: (err as { code?: number } | null)?.code ?? 0, stdout, stderr }),
+      ),
+    );
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^evosci-rx: could not start "\/nonexistent\/EvoSci".*EVOSCI_BIN/);
+  });
+
+  it('say how many lines were not events when a program prints text and exits 0', async () => {
+    const { code, stderr } = await command(['run', '-p', 'x'], [{ lines: ['Hello, I am not EvoSci', 'Goodbye'] }]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /exited 0 without a done event; 2 lines were not events, the first \(line 1\): "Hello, I am not EvoSci"/,
+    );
+  });
+
+  it('end a run cleanly when --record cannot be written (a missing directory, a full disk)', async () => {
+    const steps: FakeStep[] = [{ lines: [line(ev.text('a')), line(ev.done('a'))] }];
+    const missing = await command(['run', '-p', 'x', '--record', '/nonexistent/dir/run.jsonl'], steps);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^evosci-rx: cannot record to \/nonexistent\/dir\/run.jsonl/);
+    const full = await command(['run', '-p', 'x', '--record', '/dev/full'], steps);
+    expect(full.code).toBe(1);
+    expect(full.stderr).toMatch(/evosci-rx: stopped: recording to \/dev\/full: ENOSPC/);
+    expect(full.stderr).not.toMatch(STACK);
+  });
+
+  it('stop the run when its output is piped into head', async () => {
+    const path = scratch();
+    const record = path('pid.json');
+    const transcript = path('long.jsonl');
+    writeFileSync(transcript, Array.from({ length: 5000 }, (_, i) => `${line(ev.text(`line ${i}`))}\n`).join(''));
+    const fake = fakeEvoSci([{ record }, { transcript, delayMs: 1 }, { hang: true }]);
+    const shell = spawn('sh', ['-c', `"${process.execPath}" "${bin}" run -p x --json | head -n 3 >/dev/null`], {
+      env: { ...process.env, ...fake.env, EVOSCI_BIN: fake.command },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    shell.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
+    await new Promise((resolve) => shell.on('close', resolve));
+    expect(stderr).not.toMatch(STACK);
+    expect(stderr).toMatch(/evosci-rx: stopped: standard output was closed/);
+    expect(await gone(pid, 5000)).toBe(true);
+  });
+});
+
+describe('evosci-rx endings', () => {
+  it('view exits 1 for a transcript that ends in an error, or stops without done, and says so', async () => {
+    const failed = await command(['view', fixturePath('error-run.jsonl')]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/^failed · .* · 1 error · /m);
+    const cut = await command(['view', '-'], undefined, `${line(ev.text('half'))}\n`);
+    expect(cut.code).toBe(1);
+    expect(cut.stdout).toMatch(/^incomplete · 0 tool calls · 0 sub-agents · .* · 1 event$/m);
+  });
+
+  it('shows each question with its choices and the command that answers, and exits 3', async () => {
+    const { code, stdout } = await command(['view', fixturePath('needs-input-ask.jsonl')]);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/Needs input\n\? Which languages should the survey cover\?\n {4}· English only\n/);
+    expect(stdout).toMatch(
+      /evosci-rx run --resume <thread id from EvoSci’s resume hint> --no-auto-mode -p "<your answer>"/,
+    );
+  });
+
+  it('shows the approval asked for: the tool and its arguments', async () => {
+    const { code, stdout } = await command(['view', fixturePath('needs-input-approval.jsonl')]);
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/! approve execute \{.*"command":/);
+    expect(stdout).toMatch(/approve \/ edit \/ reject/);
+  });
+
+  it('run waits for the thread id of a run that stopped to ask and prints the exact command', async () => {
+    const question = ev.askUser('q1', [{ question: 'Which year?', type: 'text' }], 'c1');
+    const { code, stdout } = await command(
+      ['run', '-p', 'survey', '--no-auto-mode', '--plain'],
+      [
+        { lines: [line(ev.toolCall('ask_user', {}, 'c1')), line(question), line(ev.done(''))] },
+        { sleep: 200 },
+        { resumeHint: '9b2e4f10' },
+      ],
+    );
+    expect(code).toBe(3);
+    expect(stdout).toMatch(/\? Which year\?/);
+    expect(stdout).toContain('evosci-rx run --resume 9b2e4f10 --no-auto-mode -p "<your answer>"');
+  });
+
+  it('--json writes the events as JSONL for piping', async () => {
+    const events = [ev.text('a'), ev.usage(3, 4), ev.done('a')];
+    const { code, stdout } = await command(['run', '-p', 'x', '--json'], [{ lines: events.map(line) }]);
+    expect(code).toBe(0);
+    expect(
+      stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    ).toEqual(events);
+  });
+
+  it('counts in the singular and the plural', async () => {
+    const one = [ev.toolCall('ls', {}, 'c1'), ev.toolResult('ls', 'a', { id: 'c1' }), ev.done('ok')];
+    const { stdout } = await command(['view', '-'], undefined, one.map(line).join('\n'));
+    expect(stdout).toMatch(/completed · 1 tool call · 0 sub-agents · 0 tokens \(0 in · 0 out\) · 3 events/);
+  });
+
+  it('SIGTERM stops the run and its EvoSci, and exits 143', async () => {
+    const record = scratch()('pid.json');
+    const fake = fakeEvoSci([{ record }, { lines: [line(ev.text('hi'))] }, { hang: true }]);
+    const child = spawn(process.execPath, [bin, 'run', '-p', 'x'], {
+      env: { ...process.env, ...fake.env, EVOSCI_BIN: fake.command },
+    });
+    const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
+    await new Promise((r) => setTimeout(r, 200));
+    child.kill('SIGTERM');
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(code).toBe(143);
+    expect(await gone(pid)).toBe(true);
+  });
+});

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+
+// Each entry point's exported names, pinned: a new export is a decision, taken here.
+const events = [
+  'ReviewConfig',
+  'PanelDispatchStartEvent',
+  'PanelDispatchErrorEvent',
+  'PanelDispatchCompleteEvent',
+  'AskUserQuestion',
+  'ActionRequest',
+  'AskUserEvent',
+  'CancelledError',
+  'DecodeError',
+  'DecodeIssue',
+  'DoneEvent',
+  'ErrorEvent',
+  'EvoEvent',
+  'EvoSciError',
+  'ExitError',
+  'InterruptEvent',
+  'SpawnError',
+  'SubagentEndEvent',
+  'SubagentStartEvent',
+  'SubagentTextEvent',
+  'SubagentToolCallEvent',
+  'SubagentToolResultEvent',
+  'SummarizationEvent',
+  'SummarizationStartEvent',
+  'TextEvent',
+  'ThinkingEvent',
+  'TokenCount',
+  'TimeoutError',
+  'ToolCallEvent',
+  'ToolResultEvent',
+  'ToolSelectionEvent',
+  'TruncatedStreamError',
+  'UnknownEvent',
+  'UsageStatsEvent',
+  'decodeLine',
+  'eventCodecs',
+  'fromJsonl',
+  'isKnownEvent',
+  'toJsonl',
+];
+const operators = ['accumulateText', 'groupSubagents', 'ofType', 'pairToolCalls', 'sumUsage', 'summarize'];
+
+const surface: Record<string, readonly string[]> = {
+  'evosci-rx': [...events, ...operators, 'converse', 'run'],
+  'evosci-rx/events': events,
+  'evosci-rx/operators': operators,
+  'evosci-rx/testing': ['events', 'fakeEvoSci'],
+  'evosci-rx/viewer': ['liveView'],
+};
+
+describe('the public surface', () => {
+  it.each(Object.entries(surface))('%s exports exactly the names it is meant to', async (entry, names) => {
+    const module = (await import(entry)) as Record<string, unknown>;
+    expect(Object.keys(module).sort()).toEqual([...names].sort());
+  });
+});
+
+describe('the package as shipped', () => {
+  it('holds its licence, and source maps that carry their sources (src/ is not shipped)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { readFileSync } = await import('node:fs');
+    const [pack] = JSON.parse(
+      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8' }),
+    ) as {
+      files: { path: string }[];
+    }[];
+    const files = pack!.files.map((f) => f.path);
+    expect(files).toContain('LICENSE');
+    expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+    const maps = files.filter((f) => f.endsWith('.js.map'));
+    expect(maps.length).toBeGreaterThan(10);
+    for (const map of maps) {
+      const { sources, sourcesContent } = JSON.parse(readFileSync(map, 'utf8')) as {
+        sources: string[];
+        sourcesContent?: (string | null)[];
+      };
+      expect(sourcesContent?.filter((c) => typeof c === 'string')).toHaveLength(sources.length);
+    }
+  });
+});
