@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { hasChromium } from '../support/chromium.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const bench = (file: string) =>
@@ -36,4 +37,16 @@ describe('benchmark smoke', () => {
     const { stdout } = await bench('memory.bench.ts');
     expect(stdout.match(/^\| (readline|fromJsonl)/gm)).toHaveLength(3);
   }, 60_000);
+
+  // Chromium is what CI installs; without it there is no browser to measure in.
+  it.skipIf(!hasChromium)(
+    'browser.bench.ts measures every variant in Chromium on the same bytes',
+    async () => {
+      const { stdout } = await bench('browser.bench.ts');
+      for (const variant of ['drain:', 'baseline: TextDecoderStream', 'fromJsonl(response.body)'])
+        expect(stdout).toContain(variant);
+      expect(stdout).toMatch(/fromJsonl\(response\.body\) +\| +[\d.]+ \| +[\d.]+ \| +[\d,]+ \| +[\d.]+× \|/);
+    },
+    60_000,
+  );
 });

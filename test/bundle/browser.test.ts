@@ -34,3 +34,13 @@ describe('browser bundles', () => {
     expect(result.outputFiles[0]!.text).not.toMatch(/from\s*["'](node:|fs|child_process|stream)["']/);
   });
 });
+
+describe('the web dashboard page', () => {
+  it('bundles for the browser from the package entries, with no Node built-in', async () => {
+    const { bundleForBrowser } = await import('../../examples/web/bundle.js');
+    const script = await bundleForBrowser(`${root}examples/web/page/main.ts`);
+    // The library itself is in it: the decoder and an operator.
+    expect(script).toMatch(/JsonlDecoder = class/);
+    expect(script).toMatch(/function pairToolCalls/);
+  });
+});

@@ -1,0 +1,88 @@
+// The dashboard page: starts runs on the server and shows each one live. A
+// run's JSONL arrives as a fetch body; `fromJsonl(response.body)` decodes
+// it, and the library's operators derive what the card shows, exactly as in
+// a Node app.
+import { defer, switchMap } from 'rxjs';
+import { fromJsonl } from 'evosci-rx/events';
+import { isScenario, SCENARIOS, type RunInfo, type StartRequest } from '../api.js';
+import { dashboardActions } from './model.js';
+import { RunCard, tickDurations } from './render.js';
+
+const runs = document.querySelector<HTMLElement>('[data-testid="runs"]')!;
+const form = document.querySelector<HTMLFormElement>('[data-testid="start-form"]')!;
+const scenario = form.querySelector<HTMLSelectElement>('[data-testid="scenario"]')!;
+
+async function api<T>(path: string, init?: RequestInit): Promise<T> {
+  const response = await fetch(path, init);
+  const body = (await response.json()) as T | { error: string };
+  if (!response.ok) throw new Error((body as { error?: string }).error ?? `${response.status} ${response.statusText}`);
+  return body as T;
+}
+
+async function cancel(card: RunCard): Promise<void> {
+  try {
+    card.setInfo(await api<RunInfo>(`/runs/${card.id}`, { method: 'DELETE' }));
+  } catch (err) {
+    card.note(`cancel failed: ${(err as Error).message}`);
+  }
+}
+
+/** A card for the run, fed by its event stream (from the run's first event, however late the page comes). */
+function show(info: RunInfo): void {
+  const card = new RunCard(info, (c) => void cancel(c));
+  runs.prepend(card.element);
+  const refresh = () =>
+    api<RunInfo>(`/runs/${info.id}`).then(
+      (latest) => card.setInfo(latest),
+      (err: unknown) => card.note(String(err)),
+    );
+  defer(() => fetch(`/runs/${info.id}/events`))
+    .pipe(
+      switchMap((response) => {
+        if (!response.ok || response.body === null)
+          throw new Error(`events: ${response.status} ${response.statusText}`);
+        return fromJsonl(response.body, { onDiagnostic: (issue) => card.diagnostic(issue) });
+      }),
+      dashboardActions(),
+    )
+    .subscribe({
+      next: (action) => card.apply(action),
+      error: (err: unknown) => {
+        card.note(`stream: ${err instanceof Error ? err.message : String(err)}`);
+        void refresh();
+      },
+      // The stream ends with the run: ask the server how it ended.
+      complete: () => void refresh(),
+    });
+}
+
+for (const [name, description] of Object.entries(SCENARIOS)) {
+  scenario.append(new Option(`${name}: ${description}`, name));
+}
+scenario.append(new Option('EvoSci: run the prompt (the demo replay when EvoSci is not installed)', 'prompt'));
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const data = new FormData(form);
+  const chosen = data.get('scenario');
+  const typed = data.get('prompt');
+  const prompt = (typeof typed === 'string' ? typed : '').trim();
+  const speed = Number(data.get('speed'));
+  const request: StartRequest = {
+    ...(isScenario(chosen) && { scenario: chosen }),
+    ...(prompt !== '' && { prompt }),
+    ...(speed > 0 && { speed }),
+  };
+  api<RunInfo>('/runs', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(request),
+  }).then(show, (err: unknown) => alert(`Could not start the run: ${(err as Error).message}`));
+});
+
+// Runs started before the page was opened, oldest first so that the newest ends on top.
+api<RunInfo[]>('/runs').then(
+  (list) => list.forEach(show),
+  () => undefined,
+);
+setInterval(() => tickDurations(runs), 200);

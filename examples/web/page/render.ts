@@ -1,0 +1,315 @@
+// One run's card in plain DOM: each action updates the few nodes it changes.
+import type { DecodeIssue } from 'evosci-rx/events';
+import type { RunSummary, SubagentRun, ToolInvocation, UsageTotals } from 'evosci-rx/operators';
+import type { RunInfo } from '../api.js';
+import {
+  delegationId,
+  describeApproval,
+  describeQuestion,
+  outcomeOf,
+  pendingOf,
+  toolCounts,
+  TOOL_STATUSES,
+  type DashboardAction,
+} from './model.js';
+
+const number = new Intl.NumberFormat('en-US');
+const ICONS: Record<ToolInvocation['status'], string> = {
+  running: '◌',
+  succeeded: '✓',
+  failed: '✗',
+  unfinished: '…',
+  'awaiting-input': '?',
+};
+
+type Child = Node | string | undefined;
+
+/** `h('td', { class: 'name', 'data-testid': 'x' }, 'text')` */
+function h(tag: string, attributes: Record<string, string> = {}, ...children: Child[]): HTMLElement {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
+  for (const child of children) if (child !== undefined) element.append(child);
+  return element;
+}
+
+/** The most telling argument of a call: its first string value. */
+function brief(args: Readonly<Record<string, unknown>>): string {
+  const first = Object.values(args).find((v): v is string => typeof v === 'string');
+  const text = first ?? (Object.keys(args).length ? JSON.stringify(args) : '');
+  return text.length > 90 ? `${text.slice(0, 89)}…` : text;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** Running calls show their time so far; `tickDurations` moves it on. */
+function duration(invocation: ToolInvocation, now: number): string {
+  return seconds((invocation.endedAt ?? now) - invocation.startedAt);
+}
+
+/** Moves on the duration of every running call under `root`. */
+export function tickDurations(root: ParentNode, now = Date.now()): void {
+  for (const cell of root.querySelectorAll<HTMLElement>('tr[data-status="running"] [data-testid="tool-duration"]')) {
+    cell.textContent = seconds(now - Number(cell.dataset['startedAt']));
+  }
+}
+
+class ToolTable {
+  readonly element: HTMLElement;
+  private readonly body = h('tbody');
+  private readonly rows = new Map<string, HTMLElement>();
+
+  constructor(empty: string) {
+    this.element = h('table', { class: 'tools', 'data-empty': empty }, this.body);
+  }
+
+  set(invocation: ToolInvocation): void {
+    const row = h(
+      'tr',
+      { 'data-testid': 'tool-row', 'data-key': invocation.key, 'data-status': invocation.status },
+      h('td', { class: 'icon' }, ICONS[invocation.status]),
+      h('td', { class: 'name', 'data-testid': 'tool-name' }, invocation.name),
+      h('td', { class: 'brief', title: brief(invocation.args) }, brief(invocation.args)),
+      h('td', { class: 'status', 'data-testid': 'tool-status' }, invocation.status),
+      h(
+        'td',
+        { class: 'duration', 'data-testid': 'tool-duration', 'data-started-at': String(invocation.startedAt) },
+        duration(invocation, Date.now()),
+      ),
+    );
+    const old = this.rows.get(invocation.key);
+    if (old) old.replaceWith(row);
+    else this.body.append(row);
+    this.rows.set(invocation.key, row);
+  }
+}
+
+class SubagentNode {
+  readonly element: HTMLElement;
+  readonly tools = new ToolTable('no tool calls yet');
+  private readonly name = h('span', { class: 'name', 'data-testid': 'subagent-name' });
+  private readonly description = h('div', { class: 'description' });
+  private readonly events = h('span', { class: 'events', 'data-testid': 'subagent-events' }, 'running');
+
+  constructor(delegation: SubagentRun) {
+    this.element = h(
+      'li',
+      { 'data-testid': 'subagent', 'data-key': delegationId(delegation), 'data-state': 'running' },
+      h('div', { class: 'head' }, this.name, h('span', { class: 'id' }, delegationId(delegation)), this.events),
+      this.description,
+      this.tools.element,
+    );
+    this.rename(delegation);
+  }
+
+  /** A placeholder's name and short description are replaced once the real ones arrive. */
+  rename(delegation: SubagentRun): void {
+    if (this.name.textContent !== delegation.name) this.name.textContent = delegation.name;
+    if (this.description.textContent !== delegation.description) this.description.textContent = delegation.description;
+  }
+
+  end(events: number): void {
+    this.element.dataset['state'] = 'ended';
+    this.events.textContent = `${events} events`;
+  }
+}
+
+/** The outcome, the summary's figures and what the run waits for. The one function that reads a `RunSummary`. */
+export function renderSummary(summary: RunSummary): HTMLElement {
+  const outcome = outcomeOf(summary);
+  const tools = toolCounts(summary);
+  const { questions, approvals } = pendingOf(summary);
+  const figure = (testid: string, label: string, value: number) =>
+    h('div', { class: 'figure' }, h('dt', {}, label), h('dd', { 'data-testid': testid }, number.format(value)));
+  return h(
+    'div',
+    {},
+    h('div', { class: `outcome ${outcome}`, 'data-testid': 'outcome' }, outcome),
+    h(
+      'dl',
+      { class: 'figures' },
+      ...TOOL_STATUSES.filter((status) => status !== 'running').map((status) =>
+        figure(`summary-tools-${status}`, `tools ${status}`, tools[status]),
+      ),
+      figure('summary-delegations', 'sub-agents', summary.delegations.length),
+      figure('summary-tokens', 'tokens', summary.usage.totalTokens),
+      figure('summary-events', 'events', summary.events),
+    ),
+    questions.length === 0
+      ? undefined
+      : h(
+          'div',
+          { class: 'pending', 'data-testid': 'questions' },
+          h('h4', {}, 'Questions for you'),
+          h(
+            'ol',
+            {},
+            ...questions
+              .flatMap((event) => event.questions)
+              .map(describeQuestion)
+              .map(({ text, choices }) =>
+                h(
+                  'li',
+                  { 'data-testid': 'question' },
+                  h('span', { 'data-testid': 'question-text' }, text),
+                  choices.length ? h('div', { class: 'choices' }, choices.join(' · ')) : undefined,
+                ),
+              ),
+          ),
+        ),
+    approvals.length === 0
+      ? undefined
+      : h(
+          'div',
+          { class: 'pending', 'data-testid': 'approvals' },
+          h('h4', {}, 'Approvals needed'),
+          h(
+            'ol',
+            {},
+            ...approvals
+              .flatMap((event) => event.action_requests)
+              .map((r) => h('li', { 'data-testid': 'approval' }, describeApproval(r))),
+          ),
+        ),
+    summary.errors.length === 0
+      ? undefined
+      : h('ul', { class: 'errors' }, ...summary.errors.map((e) => h('li', {}, e))),
+  );
+}
+
+/** A run on the dashboard: its state, tool calls, sub-agent tree, text, usage and, at the end, its summary. */
+export class RunCard {
+  readonly element: HTMLElement;
+  private readonly state = h('span', { class: 'state running', 'data-testid': 'run-state' }, 'running');
+  private readonly pid = h('span', { class: 'pid', 'data-testid': 'run-pid' });
+  private readonly cancelButton = h(
+    'button',
+    { type: 'button', 'data-testid': 'cancel' },
+    'Cancel',
+  ) as HTMLButtonElement;
+  private readonly tools = new ToolTable('no tool calls yet');
+  private readonly tree = h('ul', { class: 'tree', 'data-testid': 'subagents', 'data-empty': 'no sub-agents yet' });
+  private readonly subagents = new Map<SubagentRun, SubagentNode>();
+  private readonly text = h('div', { class: 'text', 'data-testid': 'text' });
+  private readonly usage = {
+    input: h('dd', { 'data-testid': 'tokens-input' }, '0'),
+    output: h('dd', { 'data-testid': 'tokens-output' }, '0'),
+    total: h('dd', { 'data-testid': 'tokens-total' }, '0'),
+  };
+  private readonly summary = h('section', { class: 'summary', 'data-testid': 'summary', hidden: '' });
+  private readonly notes = h('ul', { class: 'errors', 'data-testid': 'notes' });
+  private runError: string | undefined;
+  private exited = false;
+
+  constructor(info: RunInfo, onCancel: (card: RunCard) => void) {
+    this.cancelButton.addEventListener('click', () => {
+      this.cancelButton.disabled = true;
+      onCancel(this);
+    });
+    const section = (title: string, ...children: Child[]) => h('section', {}, h('h3', {}, title), ...children);
+    this.element = h(
+      'article',
+      { class: 'run', 'data-testid': 'run', 'data-run-id': info.id },
+      h(
+        'header',
+        {},
+        h('h2', {}, info.prompt),
+        h('span', { class: 'meta' }, `${info.id} · ${info.scenario ? `fake CLI: ${info.scenario}` : 'EvoSci'}`),
+        this.pid,
+        this.state,
+        this.cancelButton,
+      ),
+      h(
+        'div',
+        { class: 'columns' },
+        h('div', {}, section('Tool calls', this.tools.element), section('Sub-agents', this.tree)),
+        h(
+          'div',
+          {},
+          section('Response', this.text),
+          section(
+            'Usage',
+            h(
+              'dl',
+              { class: 'figures' },
+              h('div', { class: 'figure' }, h('dt', {}, 'input'), this.usage.input),
+              h('div', { class: 'figure' }, h('dt', {}, 'output'), this.usage.output),
+              h('div', { class: 'figure' }, h('dt', {}, 'total'), this.usage.total),
+            ),
+          ),
+          this.summary,
+          this.notes,
+        ),
+      ),
+    );
+    this.setInfo(info);
+  }
+
+  get id(): string {
+    return this.element.dataset['runId'] ?? '';
+  }
+
+  apply(action: DashboardAction): void {
+    switch (action.kind) {
+      case 'text':
+        this.text.textContent = action.text;
+        return;
+      case 'tool': {
+        if (!action.delegation) return this.tools.set(action.invocation);
+        const node = this.subagents.get(action.delegation);
+        node?.rename(action.delegation);
+        node?.tools.set(action.invocation);
+        return;
+      }
+      case 'subagent-start': {
+        const node = new SubagentNode(action.delegation);
+        this.subagents.set(action.delegation, node);
+        this.tree.append(node.element);
+        return;
+      }
+      case 'subagent-end': {
+        const node = this.subagents.get(action.delegation);
+        node?.rename(action.delegation);
+        node?.end(action.events);
+        return;
+      }
+      case 'usage':
+        return this.setUsage(action.usage);
+      case 'error':
+        // Shown in the summary once the run ends; until then, as it comes.
+        this.note(`error: ${action.message}`);
+        return;
+      case 'summary':
+        this.summary.replaceChildren(h('h3', {}, 'Outcome'), renderSummary(action.summary));
+        this.summary.hidden = false;
+        return;
+    }
+  }
+
+  /** The server's view of the run: its process and how it ended. */
+  setInfo(info: RunInfo): void {
+    this.state.textContent = info.state;
+    this.state.className = `state ${info.state}`;
+    // Answers can cross: once the process is known to have exited, it stays so.
+    this.exited ||= info.exited;
+    this.pid.textContent = info.pid === undefined ? '' : `pid ${info.pid}${this.exited ? ' (exited)' : ''}`;
+    this.cancelButton.disabled = info.state !== 'running';
+    if (info.error !== undefined && info.error !== this.runError) this.note(info.error);
+    this.runError = info.error;
+  }
+
+  diagnostic(issue: DecodeIssue): void {
+    this.note(`line ${issue.line}: ${issue.message}`);
+  }
+
+  note(message: string): void {
+    this.notes.append(h('li', {}, message));
+  }
+
+  private setUsage(usage: UsageTotals): void {
+    this.usage.input.textContent = number.format(usage.inputTokens);
+    this.usage.output.textContent = number.format(usage.outputTokens);
+    this.usage.total.textContent = number.format(usage.totalTokens);
+  }
+}

@@ -1,0 +1,37 @@
+// What the fake CLI replays for each scenario of the dashboard demo.
+import type { FakeStep } from 'evosci-rx/testing';
+import { livePacing, transcript } from '../evosciCommand.js';
+import type { Scenario } from './api.js';
+
+/** The prompt each recorded run was given. */
+export const SCENARIO_PROMPTS: Readonly<Record<Scenario, string>> = {
+  demo: 'Survey recent work on sparse attention and write notes.md',
+  'needs-input': 'Train a baseline image classifier on the data in /data',
+  slow: 'Survey recent work on sparse attention and write notes.md',
+};
+
+/** The fake CLI's script for a scenario, `speed` times faster than live. */
+export function scenarioSteps(scenario: Scenario, speed = 1): FakeStep[] {
+  const pacing = livePacing(speed);
+  switch (scenario) {
+    case 'demo':
+      return [
+        { stderr: 'Loading agent…' },
+        { transcript: transcript('demo-run.jsonl'), ...pacing },
+        { resumeHint: 'demo-7f3a9c' },
+      ];
+    case 'needs-input':
+      return [
+        { stderr: 'Loading agent…' },
+        { transcript: transcript('interrupt-run.jsonl'), ...pacing },
+        { resumeHint: 'demo-5b21e0' },
+      ];
+    case 'slow':
+      // A few steps, then no more output until the run is stopped.
+      return [
+        { stderr: 'Loading agent…' },
+        { transcript: transcript('demo-run.jsonl'), count: 30, ...pacing },
+        { hang: true },
+      ];
+  }
+}

@@ -1,0 +1,172 @@
+// The web dashboard of examples/web in a real Chromium: what a person sees
+// while a run streams and at its end, checked against summarize() of the
+// same transcript in Node, and the Cancel button stopping the run's process.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { lastValueFrom } from 'rxjs';
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromJsonl } from '../../src/index.js';
+import { summarize, type RunSummary } from '../../operators/index.js';
+import type { RunInfo, Scenario } from '../../examples/web/api.js';
+import { startDashboardServer, type DashboardServer } from '../../examples/web/server.js';
+import { transcript } from '../../examples/evosciCommand.js';
+import { CHROMIUM, hasChromium, launchChromium, type Chromium } from '../support/chromium.js';
+import { gone, isAlive } from '../support/processes.js';
+
+const SCREENSHOTS = fileURLToPath(new URL('./.screenshots/', import.meta.url));
+const STATUSES = ['succeeded', 'failed', 'unfinished'] as const;
+
+if (!hasChromium)
+  console.warn(
+    `test/web/dashboard.test.ts skipped: no ${CHROMIUM}; install it with \`apt-get install -y chromium\` (.ci/run does)`,
+  );
+
+function expectedSummary(name: string): Promise<RunSummary> {
+  return lastValueFrom(fromJsonl(readFileSync(transcript(name))).pipe(summarize()));
+}
+
+/** The summary's tool calls by status, `task` calls aside: the page shows those as sub-agents. */
+function toolsByStatus(summary: RunSummary): Record<(typeof STATUSES)[number], number> {
+  const tools = summary.invocations.filter((i) => i.name !== 'task');
+  return Object.fromEntries(STATUSES.map((s) => [s, tools.filter((i) => i.status === s).length])) as Record<
+    (typeof STATUSES)[number],
+    number
+  >;
+}
+
+/** A figure as the page prints it, `69,015` → 69015. */
+async function figure(card: Locator, testid: string): Promise<number> {
+  return Number((await card.getByTestId(testid).textContent())?.replace(/,/g, ''));
+}
+
+describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
+  let server: DashboardServer;
+  let browser: Chromium;
+  let page: Page;
+  const pageErrors: string[] = [];
+
+  const info = async (id: string): Promise<RunInfo> =>
+    (await fetch(`${server.url}runs/${id}`)).json() as Promise<RunInfo>;
+
+  /** Starts a run from the page's form, as a person would; its card on the page and what the server answered. */
+  const startFromPage = async (scenario: Scenario, speed: number): Promise<{ card: Locator; run: RunInfo }> => {
+    await page.getByTestId('scenario').selectOption(scenario);
+    await page.getByTestId('speed').fill(String(speed));
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/runs'),
+      page.getByTestId('start').click(),
+    ]);
+    const run = (await response.json()) as RunInfo;
+    return { card: page.locator(`[data-testid="run"][data-run-id="${run.id}"]`), run };
+  };
+
+  const waitForState = (card: Locator, state: string) =>
+    expect.poll(() => card.getByTestId('run-state').textContent(), { timeout: 30_000, interval: 100 }).toBe(state);
+
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    server = await startDashboardServer();
+    browser = await launchChromium();
+    page = await browser.context.newPage();
+    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    await page.goto(server.url);
+  }, 60_000);
+
+  afterAll(async () => {
+    const pids = server ? server.runs.list().flatMap((r) => (r.pid === undefined ? [] : [r.pid])) : [];
+    await browser?.close();
+    await server?.close();
+    // No run's process outlives the server.
+    expect(pids.filter(isAlive)).toEqual([]);
+  }, 60_000);
+
+  it('shows tool calls while the run streams, and at its end the numbers of summarize() in Node', async () => {
+    const expected = await expectedSummary('demo-run.jsonl');
+    const { card, run } = await startFromPage('demo', 2);
+
+    // While it streams: rows are there, the run is still going, no summary yet.
+    await card.getByTestId('tool-row').first().waitFor({ timeout: 15_000 });
+    const rowsWhileStreaming = await card.getByTestId('tool-row').count();
+    expect((await info(run.id)).state).toBe('running');
+    expect(await card.getByTestId('run-state').textContent()).toBe('running');
+    expect(await card.getByTestId('summary').isHidden()).toBe(true);
+    await page.screenshot({ path: `${SCREENSHOTS}dashboard-streaming.png`, fullPage: true });
+
+    await waitForState(card, 'completed');
+    await card.getByTestId('outcome').waitFor();
+    const rows = card.getByTestId('tool-row');
+    expect(await rows.count()).toBeGreaterThan(rowsWhileStreaming);
+
+    // Each tool call (main agent and sub-agents) is one row, by status.
+    const byStatus = toolsByStatus(expected);
+    for (const status of STATUSES) {
+      expect(await card.locator(`[data-testid="tool-row"][data-status="${status}"]`).count(), `${status} rows`).toBe(
+        byStatus[status],
+      );
+      expect(await figure(card, `summary-tools-${status}`), `${status} in the summary`).toBe(byStatus[status]);
+    }
+    expect(await card.locator('[data-testid="tool-row"][data-status="running"]').count()).toBe(0);
+    for (const duration of await card.getByTestId('tool-duration').allTextContents())
+      expect(duration).toMatch(/^\d+\.\d s$/);
+
+    // The sub-agent tree: one node per delegation, with its name and event count.
+    const subagents = card.getByTestId('subagent');
+    expect(await subagents.count()).toBe(expected.delegations.length);
+    expect(await subagents.getByTestId('subagent-name').allTextContents()).toEqual(
+      expected.delegations.map((d) => d.name),
+    );
+    expect(await subagents.getByTestId('subagent-events').allTextContents()).toEqual(
+      expected.delegations.map((d) => `${d.events} events`),
+    );
+    expect(await figure(card, 'summary-delegations')).toBe(expected.delegations.length);
+
+    expect(await figure(card, 'tokens-input')).toBe(expected.usage.inputTokens);
+    expect(await figure(card, 'tokens-output')).toBe(expected.usage.outputTokens);
+    expect(await figure(card, 'tokens-total')).toBe(expected.usage.totalTokens);
+    expect(await figure(card, 'summary-tokens')).toBe(expected.usage.totalTokens);
+    expect(await figure(card, 'summary-events')).toBe(expected.events);
+    expect(await card.getByTestId('text').textContent()).toBe(expected.response);
+    expect(await card.getByTestId('outcome').textContent()).toBe('completed');
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+
+  it('shows the questions of a run that needs input', async () => {
+    const expected = await expectedSummary('interrupt-run.jsonl');
+    const { card } = await startFromPage('needs-input', 4);
+    await waitForState(card, 'completed');
+    await card.getByTestId('outcome').waitFor();
+    expect(await card.getByTestId('outcome').textContent()).toBe('needs-input');
+    const questions = expected.questions.flatMap((e) => e.questions).map((q) => (q as { question: string }).question);
+    expect(questions.length).toBeGreaterThan(0);
+    expect(await card.getByTestId('question-text').allTextContents()).toEqual(questions);
+    expect(await card.getByTestId('text').textContent()).toBe(expected.response);
+    expect(await figure(card, 'tokens-total')).toBe(expected.usage.totalTokens);
+  }, 60_000);
+
+  it('stops the run on the server when Cancel is clicked: its process is gone', async () => {
+    const { card, run } = await startFromPage('slow', 2);
+    await card.getByTestId('tool-row').first().waitFor({ timeout: 15_000 });
+    const { pid, state } = await info(run.id);
+    expect(state).toBe('running');
+    expect(pid).toBeTypeOf('number');
+    expect(isAlive(pid!)).toBe(true);
+
+    // The server answers the page's DELETE once the process has exited.
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'DELETE' && new URL(r.url()).pathname === `/runs/${run.id}`),
+      card.getByTestId('cancel').click(),
+    ]);
+    expect(await response.json()).toMatchObject({ state: 'cancelled', exited: true });
+    expect(await gone(pid!, 1000)).toBe(true);
+    await waitForState(card, 'cancelled');
+    expect(await info(run.id)).toMatchObject({ state: 'cancelled', exited: true });
+    expect(await card.getByTestId('cancel').isDisabled()).toBe(true);
+    // The stream ended without `done`.
+    await card.getByTestId('outcome').waitFor();
+    expect(await card.getByTestId('outcome').textContent()).toBe('incomplete');
+
+    await page.screenshot({ path: `${SCREENSHOTS}dashboard.png`, fullPage: true });
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+});
