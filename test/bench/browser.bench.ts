@@ -35,6 +35,7 @@ import { bundleForBrowser } from '../../examples/web/bundle.js';
 import { launchChromium } from '../support/chromium.js';
 import { BENCH_GLOBAL, VARIANTS, type BenchPage, type PassResult, type Variant } from './browser/protocol.js';
 import { DATA_DIR, largeTranscript } from '../fixtures/producer.js';
+import { median, table } from './report.js';
 
 const MB = 1_000_000;
 
@@ -64,23 +65,6 @@ const LABELS: Record<Variant, string> = {
   baseline: 'baseline: TextDecoderStream + split + JSON.parse',
   fromJsonl: 'fromJsonl(response.body)',
 };
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]): string =>
-    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [
-    line(header),
-    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
-    ...rows.map(line),
-  ].join('\n');
-}
 
 /** Serves the page, its bundle and the transcript on a free loopback port. */
 async function serve(transcriptPath: string, bytes: number): Promise<{ url: string; close(): Promise<void> }> {

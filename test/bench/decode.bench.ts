@@ -30,6 +30,7 @@ import { tap, type Observable } from 'rxjs';
 import { fromJsonl, type DecodeIssue } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
 import { largeTranscript } from '../fixtures/producer.js';
+import { median, table } from './report.js';
 
 const MiB = 1 << 20;
 const MB = 1_000_000;
@@ -158,23 +159,6 @@ interface Variant {
   readonly times: number[];
   /** Process CPU seconds (user + system, all threads) of each timed pass: less sensitive to a busy shared machine. */
   readonly cpu: number[];
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: readonly string[]): string =>
-    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ')} |`;
-  return [
-    line(header),
-    `|${widths.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
-    ...rows.map(line),
-  ].join('\n');
 }
 
 async function main(): Promise<void> {

@@ -10,47 +10,8 @@ import {
   type SubagentRun,
 } from '../../operators/index.js';
 import { collect, fixtureBytes, fixtureTruth } from '../support/collect.js';
-
-/** What the producer model (`test/fixtures/producer.ts`) knows about each run it wrote, from the model rather than the wire. */
-interface Truth {
-  events: number;
-  countsByType: Record<string, number>;
-  outcome: string;
-  response: string | null;
-  text: string;
-  usage: { inputTokens: number; outputTokens: number; totalTokens: number };
-  invocations: {
-    id: string;
-    name: string;
-    subagent: string | null;
-    instanceId: string | null;
-    args: Record<string, unknown>;
-    status: string;
-    result: string | null;
-  }[];
-  delegations: {
-    instanceId: string | null;
-    taskCallId: string | null;
-    name: string;
-    subagentType: string | null;
-    description: string;
-    events: number;
-    ended: boolean;
-  }[];
-  panelDispatches: {
-    evalId: string;
-    id: string;
-    subagentType: string;
-    label: string;
-    description: string;
-    status: string;
-    durationMs: number | null;
-    error: string | null;
-  }[];
-  errors: string[];
-  interrupts: string[];
-  questions: string[];
-}
+// What the producer model knows about each run it wrote, from the model rather than the wire.
+import type { Truth } from '../fixtures/producer.js';
 
 const transcripts = [
   'contract-example.jsonl',
