@@ -71,7 +71,7 @@ export function liveView(
       next: (action) => {
         state.apply(action);
         if (!log) {
-          const line = describeAction(action, c, output.columns ?? 100);
+          const line = describeAction(action, c, output.columns ?? 100, state);
           if (line !== undefined) write(line);
         }
       },

@@ -166,9 +166,10 @@ export function viewActions(): OperatorFunction<EvoEvent | UnknownEvent, ViewAct
         map((text): ViewAction => ({ kind: 'text', text })),
       ),
       events$.pipe(
-        ofType('tool_call', 'tool_result'),
+        // The questions and approvals too: a call the run stopped to ask about ends as awaiting input.
+        ofType('tool_call', 'tool_result', 'ask_user', 'interrupt'),
         // A `task` call is a delegation: the sub-agent tree shows it.
-        filter((e) => e.name !== 'task'),
+        filter((e) => !('name' in e) || e.name !== 'task'),
         pairToolCalls(),
         map((invocation): ViewAction => ({ kind: 'tool', invocation })),
       ),

@@ -208,8 +208,11 @@ export function renderFrame(state: ViewModel, c: Colors, spinner: string, size: 
   return lines.join('\n');
 }
 
-/** A line of the plain (non-TTY) output for an action, or `undefined` for none. */
-export function describeAction(action: ViewAction, c: Colors, width = 100): string | undefined {
+/**
+ * A line of the plain (non-TTY) output for an action, or `undefined` for none;
+ * `view` (the state the action was applied to) names panel dispatches by label.
+ */
+export function describeAction(action: ViewAction, c: Colors, width = 100, view?: ViewModel): string | undefined {
   switch (action.kind) {
     case 'tool': {
       const { invocation, delegation } = action;
@@ -232,9 +235,10 @@ export function describeAction(action: ViewAction, c: Colors, width = 100): stri
       const { event } = action;
       if (event.type === 'panel_dispatch_start') return undefined;
       const time = `${(event.duration_ms / 1000).toFixed(1)}s`;
+      const name = f.fit(view?.panels.get(event.id)?.label || event.id, 40);
       return event.type === 'panel_dispatch_complete'
-        ? `${c.green('✓')} panel ${f.fit(event.id, 40)} ${c.dim(time)}`
-        : `${c.red('✗')} panel ${f.fit(event.id, 40)} ${f.fit(event.error, width - 50)} ${c.dim(time)}`;
+        ? `${c.green('✓')} panel ${name} ${c.dim(time)}`
+        : `${c.red('✗')} panel ${name} ${f.fit(event.error, width - 50)} ${c.dim(time)}`;
     }
     default:
       return undefined;

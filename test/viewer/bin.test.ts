@@ -18,6 +18,7 @@ interface Truth {
   invocations: { name: string; status: string }[];
   delegations: unknown[];
   usage: { totalTokens: number };
+  panelDispatches: { label: string }[];
 }
 
 /** The summary line the view must print for a run the generator modelled. */
@@ -39,6 +40,8 @@ describe('the evosci-rx command', () => {
     expect(stdout).toMatch(expectedSummary(truth));
     expect(stdout).toMatch(/^✗ execute Traceback/m);
     expect(stdout).toMatch(/^■ planner-agent /m);
+    // A panel dispatch is named by its label, which only its start carried.
+    for (const panel of truth.panelDispatches) expect(stdout).toContain(`panel ${panel.label} `);
     expect(stdout).not.toMatch(/\u001b\[/);
   });
 

@@ -128,6 +128,10 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
     expect(await figure(card, 'summary-events')).toBe(expected.events);
     expect(await card.getByTestId('text').textContent()).toBe(expected.response);
     expect(await card.getByTestId('outcome').textContent()).toBe('completed');
+    expect(
+      await card.getByTestId('panel-dispatch').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-status'))),
+    ).toEqual(expected.panelDispatches.map((p) => p.status));
+    expect(await card.getByTestId('panel-dispatches').textContent()).toContain(expected.panelDispatches[0]!.label);
     expect(pageErrors).toEqual([]);
   }, 60_000);
 

@@ -41,8 +41,9 @@ export function dashboardActions(): OperatorFunction<EvoEvent | UnknownEvent, Da
         map((text): DashboardAction => ({ kind: 'text', text })),
       ),
       events$.pipe(
-        ofType('tool_call', 'tool_result'),
-        filter((e) => e.name !== 'task'),
+        // The questions and approvals too: a call the run stopped to ask about ends as awaiting input.
+        ofType('tool_call', 'tool_result', 'ask_user', 'interrupt'),
+        filter((e) => !('name' in e) || e.name !== 'task'),
         pairToolCalls(),
         map((invocation): DashboardAction => ({ kind: 'tool', invocation })),
       ),

@@ -172,6 +172,26 @@ export function renderSummary(summary: RunSummary): HTMLElement {
               .map((r) => h('li', { 'data-testid': 'approval' }, describeApproval(r))),
           ),
         ),
+    summary.panelDispatches.length === 0
+      ? undefined
+      : h(
+          'div',
+          { class: 'panel', 'data-testid': 'panel-dispatches' },
+          h('h4', {}, 'Panel dispatches'),
+          h(
+            'ul',
+            {},
+            ...summary.panelDispatches.map((p) =>
+              h(
+                'li',
+                { 'data-testid': 'panel-dispatch', 'data-status': p.status },
+                `${ICONS[p.status === 'completed' ? 'succeeded' : p.status === 'failed' ? 'failed' : 'unfinished']} ${p.label || p.id} · ${p.subagentType}`,
+                p.durationMs === undefined ? '' : ` · ${(p.durationMs / 1000).toFixed(1)} s`,
+                p.error ? ` · ${p.error}` : '',
+              ),
+            ),
+          ),
+        ),
     summary.errors.length === 0
       ? undefined
       : h('ul', { class: 'errors' }, ...summary.errors.map((e) => h('li', {}, e))),
