@@ -205,7 +205,7 @@ async function main(): Promise<number> {
   let summary: RunSummary | undefined;
   try {
     summary = values.json
-      ? await jsonLines(events$)
+      ? await jsonLines(events$, breaks('standard output'))
       : await liveView(events$, { interactive: values.plain ? false : undefined, showErrors: false });
   } catch (err) {
     if (!broken && !stoppedBy) process.stderr.write(`evosci-rx: ${showControls((err as Error).message, true)}\n`);
@@ -219,7 +219,7 @@ async function main(): Promise<number> {
 }
 
 /** `--json`: each event as a line on stdout; the summary decides the exit status. */
-function jsonLines(events$: Observable<EvoEvent>): Promise<RunSummary | undefined> {
+function jsonLines(events$: Observable<EvoEvent>, broken: (err: Error) => void): Promise<RunSummary | undefined> {
   let summary: RunSummary | undefined;
   return new Promise((resolve, reject) =>
     events$
@@ -227,7 +227,14 @@ function jsonLines(events$: Observable<EvoEvent>): Promise<RunSummary | undefine
         connect((shared$) =>
           merge(
             shared$.pipe(
-              tap((event) => process.stdout.write(toJsonl(event))),
+              tap((event) => {
+                // A closed pipe can fail the write itself, not only with an 'error' event.
+                try {
+                  process.stdout.write(toJsonl(event));
+                } catch (err) {
+                  broken(err as Error);
+                }
+              }),
               ignoreElements(),
             ),
             shared$.pipe(summarize()),

@@ -121,7 +121,7 @@ describe('evosci-rx runtime errors', () => {
     expect(stderr).not.toMatch(STACK);
     expect(stderr).toMatch(/evosci-rx: stopped: standard output was closed/);
     expect(await gone(pid, 5000)).toBe(true);
-  });
+  }, 60_000);
 });
 
 describe('evosci-rx endings', () => {
