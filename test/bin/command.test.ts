@@ -116,8 +116,10 @@ describe('evosci-rx runtime errors', () => {
     });
     let stderr = '';
     shell.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // Listened for at once: the whole pipeline can be over before the pid file is read.
+    const closed = new Promise((resolve) => shell.on('close', resolve));
     const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
-    await new Promise((resolve) => shell.on('close', resolve));
+    await closed;
     expect(stderr).not.toMatch(STACK);
     expect(stderr).toMatch(/evosci-rx: stopped: standard output was closed/);
     expect(await gone(pid, 5000)).toBe(true);
