@@ -100,10 +100,6 @@ export class CliProcess {
     );
   }
 
-  get phase(): CliPhase {
-    return this.current;
-  }
-
   /** Stops the process (its group, signal after signal), or stops reading what it left holding the output. */
   stop(): void {
     if (this.current === 'running') {
