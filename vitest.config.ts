@@ -3,8 +3,11 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Process tests spawn real children on a shared 2-core machine.
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // The benchmarks' smoke runs are `npm run bench:smoke` (vitest.bench.config.ts), a step of CI of their own.
+    exclude: ['test/bench/**', '**/node_modules/**'],
+    // Process tests spawn real children on a shared 2-core machine. Tests wait for signs, not
+    // for time; these bounds only stop a test that would otherwise hang.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
   },
 });

@@ -1,7 +1,8 @@
 import { execa } from 'execa';
 import { startLifeline, type Lifeline } from './lifeline.js';
 import { killGroupOnExit, signalGroup } from './processGroup.js';
-import { after, type Timer } from './timers.js';
+import type { Clock, Timer } from './clock.js';
+import { StopLadder } from './StopLadder.js';
 
 const POSIX = process.platform !== 'win32';
 
@@ -13,7 +14,7 @@ const POSIX = process.platform !== 'win32';
  *   started in a session of its own may hold the pipes);
  * - `settled`: exited and drained; `onSettled` has been called.
  */
-export type CliPhase = 'running' | 'stopping' | 'exited' | 'settled';
+type CliPhase = 'running' | 'stopping' | 'exited' | 'settled';
 
 /** How a `CliProcess` ended. */
 export interface CliResult {
@@ -33,12 +34,22 @@ export interface CliProcessOptions {
   readonly graceMs: number;
   /** Start a watchdog that stops the group if this Node process dies, even by SIGKILL (see `startLifeline`). */
   readonly lifeline?: boolean | undefined;
+  readonly clock: Clock;
   readonly onStdout: (chunk: Uint8Array) => void;
   readonly onStderr: (chunk: Uint8Array) => void;
-  /** The process exited; its output may still be draining. */
-  readonly onExit?: () => void;
   readonly onSettled: (result: CliResult) => void;
 }
+
+/** What a run needs of its process: a `CliProcess`, or a stand-in that runs in virtual time. */
+export interface CliHandle {
+  readonly pid: number | undefined;
+  /** The stop signals sent so far, in order. */
+  readonly signalsSent: readonly NodeJS.Signals[];
+  stop(): void;
+}
+
+/** Starts a process; throws for input it cannot be given. */
+export type StartCli = (command: string, args: readonly string[], options: CliProcessOptions) => CliHandle;
 
 function spawnCli(command: string, args: readonly string[], options: CliProcessOptions) {
   return execa(command, args, {
@@ -63,15 +74,14 @@ function spawnCli(command: string, args: readonly string[], options: CliProcessO
  * running in the group when it exits is killed. Throws for input the process
  * cannot be given (a NUL byte in an argument).
  */
-export class CliProcess {
+export class CliProcess implements CliHandle {
   readonly pid: number | undefined;
   private current: CliPhase = 'running';
   private readonly child: ReturnType<typeof spawnCli>;
-  private readonly started = Date.now();
-  private stopTimer: Timer | undefined;
+  private readonly started: number;
+  private readonly ladder: StopLadder;
   private drainTimer: Timer | undefined;
   private readonly forget: (() => void) | undefined;
-  private readonly sent: NodeJS.Signals[] = [];
   private readonly lifeline: Lifeline | undefined;
 
   constructor(
@@ -79,7 +89,9 @@ export class CliProcess {
     args: readonly string[],
     private readonly options: CliProcessOptions,
   ) {
+    this.started = options.clock.now();
     this.child = spawnCli(command, args, options);
+    this.ladder = new StopLadder(options.stopSignals, options.graceMs, options.clock, (signal) => this.signal(signal));
     this.pid = this.child.pid;
     this.forget = this.pid === undefined ? undefined : killGroupOnExit(this.pid);
     this.lifeline =
@@ -95,7 +107,7 @@ export class CliProcess {
         signal: result.signal,
         spawnFailure:
           result.exitCode === undefined && result.signal === undefined ? (result.cause ?? result) : undefined,
-        durationMs: Date.now() - this.started,
+        durationMs: this.options.clock.now() - this.started,
       }),
     );
   }
@@ -104,7 +116,7 @@ export class CliProcess {
   stop(): void {
     if (this.current === 'running') {
       this.current = 'stopping';
-      this.signalNext(0);
+      this.ladder.climb();
     } else if (this.current === 'exited') {
       this.closeOutput();
     }
@@ -112,15 +124,7 @@ export class CliProcess {
 
   /** The stop signals sent so far, in order. */
   get signalsSent(): readonly NodeJS.Signals[] {
-    return this.sent;
-  }
-
-  private signalNext(step: number): void {
-    const signal = this.options.stopSignals[step];
-    if (signal === undefined || this.current !== 'stopping') return;
-    this.sent.push(signal);
-    this.signal(signal);
-    this.stopTimer = after(this.options.graceMs, () => this.signalNext(step + 1));
+    return this.ladder.signalsSent;
   }
 
   private signal(signal: NodeJS.Signals): void {
@@ -131,14 +135,13 @@ export class CliProcess {
   private exited(): void {
     if (this.current === 'settled') return;
     this.current = 'exited';
-    this.stopTimer?.clear();
+    this.ladder.halt();
     // The CLI is gone; what it left running in its group goes too, and with it
     // any copy of the output pipes that would keep the run from ending.
     if (POSIX && this.pid !== undefined) signalGroup(this.pid, 'SIGKILL');
     // A process that left the group can still hold them: once the CLI's own
     // output has had time to drain, stop reading.
-    this.drainTimer = after(this.options.graceMs, () => this.closeOutput());
-    this.options.onExit?.();
+    this.drainTimer = this.options.clock.schedule(this.options.graceMs, () => this.closeOutput());
   }
 
   private closeOutput(): void {
@@ -148,7 +151,7 @@ export class CliProcess {
 
   private settle(result: CliResult): void {
     this.current = 'settled';
-    this.stopTimer?.clear();
+    this.ladder.halt();
     this.drainTimer?.clear();
     this.forget?.();
     this.lifeline?.release();

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { DecodeError, DecodeIssue, fromJsonl, toJsonl, type EvoEvent } from '../../src/index.js';
 import { JsonlDecoder, type Decoded } from '../../src/decode/JsonlDecoder.js';
 import { collect, diagnostics, fixtureBytes, fixturePath, fixtureTruth } from '../support/collect.js';
+import { eventually } from '../support/processes.js';
 
 const utf8 = new TextEncoder();
 const decoded = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
@@ -343,8 +344,7 @@ describe('fromJsonl', () => {
         }
       })();
       await collect(fromJsonl(endless).pipe(take(3)));
-      await new Promise((r) => setTimeout(r, 10));
-      expect(finished).toBe(true);
+      expect(await eventually(() => finished)).toBe(true);
       expect(pulled).toBeLessThanOrEqual(4);
     });
 
@@ -355,8 +355,7 @@ describe('fromJsonl', () => {
         },
       });
       await firstValueFrom(fromJsonl(stream));
-      await new Promise((r) => setTimeout(r, 10));
-      expect(stream.destroyed).toBe(true);
+      expect(await eventually(() => stream.destroyed)).toBe(true);
     });
 
     it('cancels a web ReadableStream', async () => {
@@ -370,8 +369,7 @@ describe('fromJsonl', () => {
         },
       });
       await firstValueFrom(fromJsonl(stream));
-      await new Promise((r) => setTimeout(r, 10));
-      expect(cancelled).toBe(true);
+      expect(await eventually(() => cancelled)).toBe(true);
     });
 
     it('stops a sync iterator and the lines of a chunk already read', async () => {

@@ -1,7 +1,9 @@
-import { config, lastValueFrom, toArray } from 'rxjs';
+import { config, lastValueFrom, toArray, type Observable } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { run, SpawnError, TimeoutError, type ExitInfo, type RunOptions } from '../../index.js';
+import { run, SpawnError, TimeoutError, type EvoEvent, type ExitInfo, type RunOptions } from '../../index.js';
+import { runIn, systemEnvironment } from '../../src/process/run.js';
 import { fakeEvoSci, type FakeStep } from '../../testing/fakeEvoSci.js';
+import { ManualClock } from '../support/manualClock.js';
 import { gone, isAlive, readWhenWritten, scratch } from '../support/processes.js';
 
 const line = (event: object) => JSON.stringify(event);
@@ -20,6 +22,27 @@ function exitOf(options: RunOptions): { options: RunOptions; exit: Promise<ExitI
   return { options: { ...options, onExit: resolve }, exit };
 }
 
+/** A real run on a clock the test moves: its timers fire when the test has seen what it waits for. */
+function clocked(options: RunOptions): { clock: ManualClock; run$: Observable<EvoEvent> } {
+  const clock = new ManualClock();
+  return { clock, run$: runIn({ ...systemEnvironment, clock }, options) as Observable<EvoEvent> };
+}
+
+/** Subscribes, calls `atFirst` on the first event, and resolves with the error the run ends with. */
+function errorAfterFirst(run$: Observable<EvoEvent>, atFirst: () => void): Promise<unknown> {
+  let first = true;
+  return new Promise((resolve, reject) =>
+    run$.subscribe({
+      next: () => {
+        if (first) atFirst();
+        first = false;
+      },
+      error: resolve,
+      complete: () => reject(new Error('the run completed')),
+    }),
+  );
+}
+
 const pidOf = async (record: string) => (JSON.parse(await readWhenWritten(record)) as { pid: number }).pid;
 
 describe('run: the end of a run as EvoScientist 0.2.x ends it', () => {
@@ -32,16 +55,16 @@ describe('run: the end of a run as EvoScientist 0.2.x ends it', () => {
     const { options, exit } = exitOf(
       fake([{ record }, { lines: [text('a'), done] }, { sleep: 60_000 }], { lingerMs: 800 }),
     );
-    const started = Date.now();
-    const events = await lastValueFrom(run(options).pipe(toArray()));
-    expect(Date.now() - started).toBeLessThan(800);
+    const { clock, run$ } = clocked(options);
+    const events = await lastValueFrom(run$.pipe(toArray()));
     expect(events.map((e) => e.type)).toEqual(['text', 'done']);
     const pid = await pidOf(record);
     expect(isAlive(pid)).toBe(true);
-    const info = await exit;
-    expect(info).toMatchObject({ done: true, signal: 'SIGINT' });
-    expect(info.durationMs).toBeGreaterThanOrEqual(800);
-    expect(await gone(pid, 3000)).toBe(true);
+    clock.advance(799);
+    expect(isAlive(pid)).toBe(true);
+    clock.advance(1);
+    expect(await exit).toMatchObject({ done: true, signal: 'SIGINT', durationMs: 800 });
+    expect(await gone(pid)).toBe(true);
   });
 
   it('reports through onExit a non-zero exit and the thread id that come after done', async () => {
@@ -54,48 +77,48 @@ describe('run: the end of a run as EvoScientist 0.2.x ends it', () => {
 
   it('stops a CLI that handles SIGINT with SIGINT alone, and errors as soon as it exits, with its thread id', async () => {
     const record = file('pid.json');
-    const started = Date.now();
-    const error = await lastValueFrom(
-      run(
-        fake(
-          [
-            { handleSigint: { resumeHint: 'ab12cd34', delayMs: 150 } },
-            { record },
-            { lines: [text('a')] },
-            { hang: true },
-          ],
-          {
-            timeoutMs: 300,
-            killGraceMs: 5000,
-          },
-        ),
+    const { clock, run$ } = clocked(
+      fake(
+        [
+          { handleSigint: { resumeHint: 'ab12cd34', delayMs: 150 } },
+          { record },
+          { lines: [text('a')] },
+          { hang: true },
+        ],
+        { timeoutMs: 300, killGraceMs: 5000 },
       ),
-    ).catch((err: unknown) => err);
+    );
+    // The first event comes after the CLI has set its SIGINT handler.
+    const error = await errorAfterFirst(run$, () => clock.advance(300));
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toMatchObject({ threadId: 'ab12cd34', exitCode: 130 });
     expect((error as Error).message).toMatch(/timed out after 300 ms \(stopped with SIGINT; exited with code 130\)/);
-    // Well within the first grace period: the error does not wait for a timer once the CLI is gone.
-    expect(Date.now() - started).toBeLessThan(3000);
-    expect(await gone(await pidOf(record), 1000)).toBe(true);
+    // The clock never reached the second signal: the error came from the exit, not from a timer.
+    expect(clock.now()).toBe(300);
+    expect(await gone(await pidOf(record))).toBe(true);
   });
 
   it('escalates to SIGTERM for a CLI that ignores SIGINT, and says so', async () => {
-    const error = await lastValueFrom(
-      run(fake([{ ignoreSigint: true }, { lines: [text('a')] }, { hang: true }], { timeoutMs: 200, killGraceMs: 300 })),
-    ).catch((err: unknown) => err);
+    const { clock, run$ } = clocked(
+      fake([{ ignoreSigint: true }, { lines: [text('a')] }, { hang: true }], { timeoutMs: 200, killGraceMs: 300 }),
+    );
+    const error = await errorAfterFirst(run$, () => {
+      clock.advance(200);
+      clock.advance(300);
+    });
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toMatchObject({ signal: 'SIGTERM' });
     expect((error as Error).message).toMatch(/stopped with SIGINT, then SIGTERM; killed by SIGTERM/);
   });
 
   it('refuses a prompt too long for one argument before spawning, naming the prompt and the limit', async () => {
-    const record = file('never.json');
+    const spawned: number[] = [];
     const error = await lastValueFrom(
-      run(fake([{ record }, { lines: [done] }], { prompt: 'é'.repeat(100_000) })),
+      run(fake([{ lines: [done] }], { prompt: 'é'.repeat(100_000), onSpawn: (pid) => spawned.push(pid) })),
     ).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(SpawnError);
     expect((error as Error).message).toMatch(/the prompt is 200000 bytes of UTF-8.*at most 131071 on Linux/);
-    await expect(readWhenWritten(record, 300)).rejects.toThrow();
+    expect(spawned).toEqual([]);
   });
 
   describe('an onExit that throws after the run completed at done', () => {

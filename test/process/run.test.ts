@@ -14,6 +14,7 @@ import {
   toArray,
   Subject,
   switchMap,
+  type Observable,
 } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -31,8 +32,10 @@ import {
   type ExitInfo,
   type RunOptions,
 } from '../../index.js';
+import { runIn, systemEnvironment } from '../../src/process/run.js';
 import { fakeEvoSci } from '../../testing/fakeEvoSci.js';
 import type { FakeStep } from '../../testing/fakeEvoSci.js';
+import { ManualClock } from '../support/manualClock.js';
 import { collect, fixtureBytes, fixturePath, fixtureTruth } from '../support/collect.js';
 import { eventually, gone, isAlive, readWhenWritten, runHandles, scratch } from '../support/processes.js';
 
@@ -49,13 +52,16 @@ function fake(steps: FakeStep[], options: Partial<RunOptions> = {}): RunOptions 
 /** Runs to the end of the Observable and of the process; resolves with the events, the error if any, and the exit. */
 async function outcome(
   options: RunOptions,
+  clock?: ManualClock,
 ): Promise<{ events: EvoEvent[]; error: unknown; exit: ExitInfo | undefined }> {
   const events: EvoEvent[] = [];
   let exit: ExitInfo | undefined;
   let exited: () => void = () => undefined;
   const exitSeen = new Promise<void>((resolve) => (exited = resolve));
   let started = false;
-  const error = await run({
+  const start = (o: RunOptions) =>
+    clock ? (runIn({ ...systemEnvironment, clock }, o) as Observable<EvoEvent>) : run(o);
+  const error = await start({
     ...options,
     onSpawn: (pid) => {
       started = true;
@@ -202,10 +208,12 @@ describe('run', () => {
 
   it('is cold: nothing starts before subscription, and each subscription is a process', async () => {
     const records = [file('a.json'), file('b.json')];
-    const run$ = run(fake([{ record: records[0]! }, { lines: [done] }]));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(() => readFileSync(records[0]!)).toThrow();
+    const spawned: number[] = [];
+    const run$ = run(fake([{ record: records[0]! }, { lines: [done] }], { onSpawn: (pid) => spawned.push(pid) }));
+    // A spawn is synchronous: a process started by run() would have been reported by now.
+    expect(spawned).toEqual([]);
     await collect(run$);
+    expect(spawned).toHaveLength(1);
     const firstPid = (JSON.parse(readFileSync(records[0]!, 'utf8')) as { pid: number }).pid;
     await collect(run$);
     const secondPid = (JSON.parse(readFileSync(records[0]!, 'utf8')) as { pid: number }).pid;
@@ -266,24 +274,20 @@ describe('run', () => {
   });
 
   it('kills a child that ignores SIGINT and SIGTERM with SIGKILL, killGraceMs apart, when unsubscribed', async () => {
-    const record = file('pid.json');
-    const exits: ExitInfo[] = [];
-    const first = await firstValueFrom(
-      run(
-        fake([{ ignoreSigint: true }, { ignoreSigterm: true }, { record }, { lines: [text('a')] }, { hang: true }], {
-          killGraceMs: 1000,
-          onExit: (i) => exits.push(i),
-        }),
-      ),
-    );
+    const clock = new ManualClock();
+    let exited: (info: ExitInfo) => void = () => undefined;
+    const exit = new Promise<ExitInfo>((resolve) => (exited = resolve));
+    const options = fake([{ ignoreSigint: true }, { ignoreSigterm: true }, { lines: [text('a')] }, { hang: true }], {
+      killGraceMs: 1000,
+      onExit: exited,
+    });
+    // The first event comes after the CLI has set its handlers; unsubscribing then sends SIGINT.
+    const first = await firstValueFrom(runIn({ ...systemEnvironment, clock }, options));
     expect(first.type).toBe('text');
-    const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
-    // SIGINT, then SIGTERM, were sent and ignored: still alive inside the grace periods, gone after them.
-    await new Promise((r) => setTimeout(r, 1100));
-    expect(isAlive(pid)).toBe(true);
-    expect(await gone(pid, 5000)).toBe(true);
-    for (let i = 0; i < 100 && exits.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(exits).toEqual([expect.objectContaining({ signal: 'SIGKILL' })]);
+    clock.advance(1000);
+    clock.advance(1000);
+    // Killed by the third signal: the first two were taken and ignored.
+    expect(await exit).toMatchObject({ signal: 'SIGKILL', durationMs: 2000 });
   });
 
   it.each([false, true])('kills the processes the CLI started (ignoring SIGTERM: %s)', async (stubborn) => {
@@ -295,14 +299,14 @@ describe('run', () => {
     );
     await firstValueFrom(run$);
     const grandchild = Number(await readWhenWritten(pidFile));
-    expect(await gone(grandchild, 3000)).toBe(true);
+    expect(await gone(grandchild)).toBe(true);
   });
 
   it('kills what the CLI left running when it exits on its own', async () => {
     const pidFile = file('grandchild.pid');
     const { error } = await outcome(fake([{ grandchild: pidFile }, { lines: [done] }]));
     expect(error).toBeUndefined();
-    expect(await gone(Number(readFileSync(pidFile, 'utf8')), 3000)).toBe(true);
+    expect(await gone(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
   });
 
   it('ends when the CLI exits, even if a process it left behind holds its output open', async () => {
@@ -310,17 +314,24 @@ describe('run', () => {
     const { events, error } = await outcome(fake([{ grandchild: pidFile, inheritOutput: true }, { lines: [done] }]));
     expect(error).toBeUndefined();
     expect(events).toEqual([JSON.parse(done)]);
-    expect(await gone(Number(readFileSync(pidFile, 'utf8')), 3000)).toBe(true);
+    expect(await gone(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
   });
 
   it('still times out when the CLI has exited but a process in a session of its own holds the output', async () => {
     const pidFile = file('escaped.pid');
     try {
-      const { events, error } = await outcome(
-        fake([{ grandchild: pidFile, inheritOutput: true, ownSession: true }, { lines: [text('a')] }], {
+      const clock = new ManualClock();
+      const record = file('pid.json');
+      const result = outcome(
+        fake([{ record }, { grandchild: pidFile, inheritOutput: true, ownSession: true }, { lines: [text('a')] }], {
           timeoutMs: 500,
         }),
+        clock,
       );
+      // The CLI is gone; the process it left in a session of its own still holds the output.
+      expect(await gone((JSON.parse(await readWhenWritten(record)) as { pid: number }).pid)).toBe(true);
+      clock.advance(500);
+      const { events, error } = await result;
       expect(events).toHaveLength(1);
       expect(error).toBeInstanceOf(TimeoutError);
     } finally {
@@ -331,11 +342,18 @@ describe('run', () => {
   it('ends killGraceMs after the CLI exits even if a process in a session of its own holds the output', async () => {
     const pidFile = file('escaped.pid');
     try {
-      const { events, error } = await outcome(
-        fake([{ grandchild: pidFile, inheritOutput: true, ownSession: true }, { lines: [text('a'), done] }], {
-          killGraceMs: 300,
-        }),
+      const clock = new ManualClock();
+      const record = file('pid.json');
+      const result = outcome(
+        fake(
+          [{ record }, { grandchild: pidFile, inheritOutput: true, ownSession: true }, { lines: [text('a'), done] }],
+          { killGraceMs: 300 },
+        ),
+        clock,
       );
+      expect(await gone((JSON.parse(await readWhenWritten(record)) as { pid: number }).pid)).toBe(true);
+      clock.advance(300);
+      const { events, error } = await result;
       expect(error).toBeUndefined();
       expect(events.map((e) => e.type)).toEqual(['text', 'done']);
     } finally {
@@ -409,8 +427,14 @@ describe('run', () => {
 
   it('stops with TimeoutError after timeoutMs, with the stderr so far', async () => {
     const record = file('pid.json');
+    const clock = new ManualClock();
+    // The timeout fires once the CLI has written its stderr line.
     const { events, error } = await outcome(
-      fake([{ record }, { lines: [text('a')] }, { stderr: 'thinking hard' }, { hang: true }], { timeoutMs: 400 }),
+      fake([{ record }, { lines: [text('a')] }, { stderr: 'thinking hard' }, { hang: true }], {
+        timeoutMs: 400,
+        onStderr: () => clock.advance(400),
+      }),
+      clock,
     );
     expect(events).toHaveLength(1);
     expect(error).toBeInstanceOf(TimeoutError);
@@ -429,11 +453,12 @@ describe('run', () => {
     expect((error as CancelledError).cause).toEqual(new Error('user pressed stop'));
     expect(isAlive(pid)).toBe(false);
 
-    const never = file('never.json');
-    const aborted = await outcome(fake([{ record: never }], { signal: AbortSignal.abort() }));
+    const spawned: number[] = [];
+    const aborted = await outcome(
+      fake([{ lines: [done] }], { signal: AbortSignal.abort(), onSpawn: (p) => spawned.push(p) }),
+    );
     expect(aborted.error).toBeInstanceOf(CancelledError);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(() => readFileSync(never)).toThrow();
+    expect(spawned).toEqual([]);
   });
 
   it('drains 10 MB of stderr without blocking and keeps a bounded tail', async () => {
@@ -542,7 +567,7 @@ describe('run', () => {
       ),
     );
     for (const record of records) pids.push((JSON.parse(readFileSync(record, 'utf8')) as { pid: number }).pid);
-    for (const pid of pids) expect(await gone(pid, 3000)).toBe(true);
+    for (const pid of pids) expect(await gone(pid)).toBe(true);
     expect(await eventually(() => runHandles().length <= handlesBefore)).toBe(true);
     expect(hooks().filter((listener) => !hooksBefore.includes(listener))).toEqual([]);
   });
@@ -558,7 +583,7 @@ describe('run', () => {
     const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 });
     expect(result.status).toBe(0);
     const grandchild = Number(readFileSync(pidFile, 'utf8'));
-    return gone(grandchild, 3000).then((dead) => expect(dead).toBe(true));
+    return gone(grandchild).then((dead) => expect(dead).toBe(true));
   });
 });
 
@@ -592,7 +617,7 @@ describe('run and the app’s own signal handling', () => {
     );
     expect([code, signal]).toEqual([0, null]);
     expect(out).toBe('started\nstopped\n');
-    expect(await gone(Number(readFileSync(pidFile, 'utf8')), 3000)).toBe(true);
+    expect(await gone(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
   });
 
   it('kills its runs when the app dies of a signal it does not handle', async () => {
@@ -609,6 +634,6 @@ describe('run and the app’s own signal handling', () => {
     child.stdout.once('data', () => child.kill('SIGTERM'));
     const signal = await new Promise((resolve) => child.on('close', (_c, s) => resolve(s)));
     expect(signal).toBe('SIGTERM');
-    expect(await gone(Number(readFileSync(pidFile, 'utf8')), 3000)).toBe(true);
+    expect(await gone(Number(readFileSync(pidFile, 'utf8')))).toBe(true);
   });
 });

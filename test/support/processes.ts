@@ -17,13 +17,19 @@ export function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * How long a test waits for a sign before it gives up: long, since the sign
+ * is what the test waits for and a loaded machine can be slow to give it.
+ */
+export const PATIENCE_MS = 30_000;
+
 /** Resolves `true` once `pid` is gone, `false` if it is still there after `withinMs`. */
-export function gone(pid: number, withinMs = 5000): Promise<boolean> {
+export function gone(pid: number, withinMs = PATIENCE_MS): Promise<boolean> {
   return eventually(() => !isAlive(pid), withinMs);
 }
 
 /** Waits for a file the fake CLI writes, and reads it. */
-export async function readWhenWritten(path: string, withinMs = 5000): Promise<string> {
+export async function readWhenWritten(path: string, withinMs = PATIENCE_MS): Promise<string> {
   if (!(await eventually(() => existsSync(path) && readFileSync(path, 'utf8') !== '', withinMs))) {
     throw new Error(`${path} was not written`);
   }
@@ -44,7 +50,7 @@ export function runHandles(): string[] {
 }
 
 /** Resolves once `check()` holds, or with its last answer after `withinMs`: for clean-up that finishes asynchronously. */
-export async function eventually(check: () => boolean, withinMs = 3000): Promise<boolean> {
+export async function eventually(check: () => boolean, withinMs = PATIENCE_MS): Promise<boolean> {
   const until = Date.now() + withinMs;
   while (!check() && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
   return check();
