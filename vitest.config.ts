@@ -8,6 +8,8 @@ export default defineConfig({
     // Process tests spawn real children on a shared 2-core machine. Tests wait for signs, not
     // for time; these bounds only stop a test that would otherwise hang.
     testTimeout: 60_000,
+    // Most process tests wait on children: three workers keep two cores busy.
+    maxWorkers: 3,
     hookTimeout: 60_000,
   },
 });

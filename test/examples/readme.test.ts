@@ -4,6 +4,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -13,30 +14,45 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const folder = join(root, 'test/examples/.readme');
 const exec = promisify(execFile);
 
+/** The processes the blocks ran in. */
+const blockPids = new Set<number>();
+
 const blocks = [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]!);
 const file = (i: number) => join(folder, `block-${String(i + 1).padStart(2, '0')}.ts`);
 
 describe('README.md', () => {
-  beforeAll(() => {
+  beforeAll(async () => {
     rmSync(folder, { recursive: true, force: true });
     mkdirSync(folder, { recursive: true });
     blocks.forEach((code, i) => writeFileSync(file(i), code));
+    // Types are checked by the first test; the blocks run as plain JavaScript, one esbuild call for all.
+    await build({
+      entryPoints: blocks.map((_, i) => file(i)),
+      outdir: folder,
+      outExtension: { '.js': '.mjs' },
+      format: 'esm',
+      platform: 'node',
+      target: 'node20',
+      logLevel: 'error',
+    });
     writeFileSync(
       join(folder, 'tsconfig.json'),
       JSON.stringify({
         extends: '../../../tsconfig.json',
-        compilerOptions: { noEmit: true, rootDir: '.', lib: ['ES2023', 'DOM'] },
+        compilerOptions: { noEmit: true, incremental: false, rootDir: '.', lib: ['ES2023', 'DOM'] },
         include: ['*.ts'],
       }),
     );
   });
 
   afterAll(async () => {
-    // The JetStream block names its streams after its process: remove what it made.
+    // The JetStream block names its streams after its process: remove what this file's blocks made,
+    // and nothing of another copy of the suite running beside it.
     const nc = await connect({ servers: '127.0.0.1:4222' });
     const jsm = await jetstreamManager(nc);
     for await (const stream of jsm.streams.list()) {
-      if (/^README\d+_/.test(stream.config.name)) await jsm.streams.delete(stream.config.name);
+      const pid = /^README(\d+)_/.exec(stream.config.name)?.[1];
+      if (pid !== undefined && blockPids.has(Number(pid))) await jsm.streams.delete(stream.config.name);
     }
     await nc.close();
   });
@@ -50,7 +66,7 @@ describe('README.md', () => {
     expect(result.stdout).toBe('');
   });
 
-  it.each(blocks.map((code, i) => [i + 1, code.split('\n')[0]!] as const))(
+  it.concurrent.each(blocks.map((code, i) => [i + 1, code.split('\n')[0]!] as const))(
     'block %i (%s …) runs to its end against the fake CLI',
     async (n) => {
       const { command, env } = fakeEvoSci([
@@ -58,11 +74,13 @@ describe('README.md', () => {
         { transcript: join(root, 'examples/transcripts/demo-run.jsonl') },
         { resumeHint: '4e1f9a2b' },
       ]);
-      const { stdout } = await exec(process.execPath, ['--import', 'tsx', file(n - 1)], {
+      const block = exec(process.execPath, [file(n - 1).replace(/\.ts$/, '.mjs')], {
         cwd: root,
         env: { ...process.env, ...env, EVOSCI_BIN: command, NO_COLOR: '1' },
         timeout: 60_000,
       });
+      if (block.child.pid !== undefined) blockPids.add(block.child.pid);
+      const { stdout } = await block;
       // Each block prints what it shows.
       expect(stdout.trim()).not.toBe('');
     },

@@ -37,7 +37,7 @@ import { fakeEvoSci } from '../../testing/fakeEvoSci.js';
 import type { FakeStep } from '../../testing/fakeEvoSci.js';
 import { ManualClock } from '../support/manualClock.js';
 import { collect, fixtureBytes, fixturePath, fixtureTruth } from '../support/collect.js';
-import { eventually, gone, isAlive, readWhenWritten, runHandles, scratch } from '../support/processes.js';
+import { eventually, gone, isAlive, readWhenWritten, reaped, runHandles, scratch } from '../support/processes.js';
 
 const research = fixturePath('research-run.jsonl');
 const line = (event: object) => JSON.stringify(event);
@@ -328,8 +328,8 @@ describe('run', () => {
         }),
         clock,
       );
-      // The CLI is gone; the process it left in a session of its own still holds the output.
-      expect(await gone((JSON.parse(await readWhenWritten(record)) as { pid: number }).pid)).toBe(true);
+      // The CLI is gone, and the run has seen it go; the process it left in a session of its own still holds the output.
+      expect(await reaped((JSON.parse(await readWhenWritten(record)) as { pid: number }).pid)).toBe(true);
       clock.advance(500);
       const { events, error } = await result;
       expect(events).toHaveLength(1);
@@ -351,7 +351,7 @@ describe('run', () => {
         ),
         clock,
       );
-      expect(await gone((JSON.parse(await readWhenWritten(record)) as { pid: number }).pid)).toBe(true);
+      expect(await reaped((JSON.parse(await readWhenWritten(record)) as { pid: number }).pid)).toBe(true);
       clock.advance(300);
       const { events, error } = await result;
       expect(error).toBeUndefined();

@@ -45,7 +45,7 @@ describe('soak', () => {
   });
 
   it.each([
-    ['200 sequential', 200, 1],
+    ['100 sequential', 100, 1],
     ['50 concurrent', 50, 50],
   ])(
     '%s runs with random cancellation leave no process, handle, warning or rejection behind',

@@ -28,6 +28,22 @@ export function gone(pid: number, withinMs = PATIENCE_MS): Promise<boolean> {
   return eventually(() => !isAlive(pid), withinMs);
 }
 
+/**
+ * Resolves `true` once `pid` has been reaped by this process: Node has then
+ * seen its exit (its `exit` event fires as it reaps), unlike a zombie that
+ * `gone` already counts as gone.
+ */
+export function reaped(pid: number, withinMs = PATIENCE_MS): Promise<boolean> {
+  return eventually(() => {
+    try {
+      process.kill(pid, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  }, withinMs);
+}
+
 /** Waits for a file the fake CLI writes, and reads it. */
 export async function readWhenWritten(path: string, withinMs = PATIENCE_MS): Promise<string> {
   if (!(await eventually(() => existsSync(path) && readFileSync(path, 'utf8') !== '', withinMs))) {
