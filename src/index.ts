@@ -33,6 +33,8 @@ export {
 export { decodeLine, DecodeIssue } from './decode/decodeLine.js';
 export type { DecodeOptions } from './decode/JsonlDecoder.js';
 export { fromJsonl, toJsonl, type JsonlSource } from './decode/jsonl.js';
+export { eachEvent, type EachEventOptions } from './flow/eachEvent.js';
+export { FlowControl } from './flow/FlowControl.js';
 export {
   CancelledError,
   DecodeError,

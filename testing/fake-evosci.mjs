@@ -80,12 +80,14 @@ const steps = {
   async stdoutBytes({ stdoutBytes }) {
     await write(process.stdout, Buffer.from(stdoutBytes));
   },
-  async bigLine({ bigLine }) {
+  async bigLine({ bigLine, count = 1 }) {
     const chunk = 'x'.repeat(1 << 20);
-    await write(process.stdout, '{"type": "tool_result", "name": "read_file", "success": true, "content": "');
-    for (let left = bigLine; left > 0; left -= chunk.length)
-      await write(process.stdout, left >= chunk.length ? chunk : chunk.slice(0, left));
-    await write(process.stdout, '"}\n');
+    for (let i = 0; i < count; i++) {
+      await write(process.stdout, '{"type": "tool_result", "name": "read_file", "success": true, "content": "');
+      for (let left = bigLine; left > 0; left -= chunk.length)
+        await write(process.stdout, left >= chunk.length ? chunk : chunk.slice(0, left));
+      await write(process.stdout, '"}\n');
+    }
   },
   async stderr({ stderr }) {
     await write(process.stderr, stderr.endsWith('\n') ? stderr : `${stderr}\n`);

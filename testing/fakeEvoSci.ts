@@ -17,7 +17,8 @@ export type FakeStep =
   | { readonly stdout: string }
   | { readonly stdoutBytes: readonly number[] }
   /** Write one `tool_result` line whose content is this many bytes. */
-  | { readonly bigLine: number }
+  /** A `tool_result` line whose content is `bigLine` bytes, `count` times (default once). */
+  | { readonly bigLine: number; readonly count?: number }
   /** Write a line, or this many bytes of filler lines (of blank lines with `blank`), to stderr. */
   | { readonly stderr: string }
   | { readonly stderrBytes: number; readonly blank?: boolean }

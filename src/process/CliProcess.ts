@@ -46,6 +46,9 @@ export interface CliHandle {
   /** The stop signals sent so far, in order. */
   readonly signalsSent: readonly NodeJS.Signals[];
   stop(): void;
+  /** Stops reading stdout until `resume`: its pipe fills and the process waits on its writes. */
+  pause(): void;
+  resume(): void;
 }
 
 /** Starts a process; throws for input it cannot be given. */
@@ -120,6 +123,14 @@ export class CliProcess implements CliHandle {
     } else if (this.current === 'exited') {
       this.closeOutput();
     }
+  }
+
+  pause(): void {
+    this.child.stdout?.pause();
+  }
+
+  resume(): void {
+    this.child.stdout?.resume();
   }
 
   /** The stop signals sent so far, in order. */

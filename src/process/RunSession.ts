@@ -47,6 +47,7 @@ export class RunSession {
   private timeoutTimer: Timer | undefined;
   private lingerTimer: Timer | undefined;
   private stopWaiting: (() => void) | undefined;
+  private stopWatchingFlow: (() => void) | undefined;
   /** Where decoded events go: `next`, while the subscriber is open. */
   private readonly sink: { readonly closed: boolean; next(event: RunEvent): void };
 
@@ -83,6 +84,7 @@ export class RunSession {
     }
     this.callApp(() => this.cli?.pid !== undefined && this.options.onSpawn?.(this.cli.pid));
     this.stopWaiting = signal && whenAborted(signal, () => this.fail((ending) => this.cancelled(ending)));
+    this.stopWatchingFlow = this.options.flow?.watch((paused) => (paused ? this.cli?.pause() : this.cli?.resume()));
     this.startTimeout();
     return () => this.teardown();
   }
@@ -155,12 +157,16 @@ export class RunSession {
     if (!this.sawDone) this.cli?.stop();
     this.timeoutTimer?.clear();
     this.stopWaiting?.();
+    this.stopWatchingFlow?.();
+    // Its output is read to the end, for the resume hint and a clean exit.
+    this.cli?.resume();
   }
 
   private settled(result: CliResult): void {
     this.timeoutTimer?.clear();
     this.lingerTimer?.clear();
     this.stopWaiting?.();
+    this.stopWatchingFlow?.();
     // Flushing calls the app's callbacks; one that throws must not keep onExit from being called.
     let cutLine: DecodeIssue | undefined;
     this.callAppAtEnd(() => (cutLine = this.deliver(this.decoder.end())));

@@ -1,4 +1,5 @@
 import { checkDecodeOptions, type DecodeOptions } from '../decode/JsonlDecoder.js';
+import type { FlowControl } from '../flow/FlowControl.js';
 
 /** Options of `run()`. Only `prompt` is required. */
 export interface RunOptions extends DecodeOptions {
@@ -43,6 +44,8 @@ export interface RunOptions extends DecodeOptions {
    * hook: a small watchdog process per run does it (SIGINT, then the stop signals). Default `false`.
    */
   readonly lifeline?: boolean;
+  /** While paused, the CLI's stdout is not read: its pipe fills and the CLI waits (see `eachEvent`). */
+  readonly flow?: FlowControl;
 }
 
 /** How a run's process ended, passed to `RunOptions.onExit` on every ending. */

@@ -23,6 +23,8 @@ export interface VirtualLog {
   readonly started: { command: string; args: readonly string[] }[];
   /** Each signal it received, with the virtual time it arrived. */
   readonly signals: (readonly [at: number, signal: NodeJS.Signals])[];
+  /** Each pause and resume of its stdout, with its virtual time. */
+  readonly pauses: (readonly [at: number, what: 'pause' | 'resume'])[];
 }
 
 const bytes = (line: string) => new TextEncoder().encode(`${line}\n`);
@@ -63,6 +65,14 @@ class VirtualCli implements CliHandle {
     if (!this.gone) this.ladder.climb();
   }
 
+  pause(): void {
+    this.log.pauses.push([this.options.clock.now(), 'pause']);
+  }
+
+  resume(): void {
+    this.log.pauses.push([this.options.clock.now(), 'resume']);
+  }
+
   private later(at: number, action: () => void): void {
     this.timers.push(this.options.clock.schedule(at - (this.options.clock.now() - this.started), action));
   }
@@ -93,7 +103,7 @@ class VirtualCli implements CliHandle {
 
 /** A `StartCli` that starts virtual CLIs playing `script`, and the log of what they went through. */
 export function virtualCli(script: VirtualScript): { startCli: StartCli; log: VirtualLog } {
-  const log: VirtualLog = { started: [], signals: [] };
+  const log: VirtualLog = { started: [], signals: [], pauses: [] };
   const startCli: StartCli = (command, args, options) => {
     log.started.push({ command, args });
     return new VirtualCli(script, options, log);

@@ -1,0 +1,40 @@
+/**
+ * A consumer's hand on a source's tap. A consumer that falls behind pauses
+ * it; a source that can wait (the CLI's stdout, a file, a web stream) stops
+ * reading until it is resumed. Sources that cannot wait go on: the consumer's
+ * buffer is then what bounds them.
+ *
+ * ```ts
+ * const flow = new FlowControl();
+ * const events = eachEvent(run({ prompt, flow }), { flow });
+ * ```
+ */
+export class FlowControl {
+  private pausedNow = false;
+  private readonly listeners = new Set<(paused: boolean) => void>();
+
+  get paused(): boolean {
+    return this.pausedNow;
+  }
+
+  pause(): void {
+    this.set(true);
+  }
+
+  resume(): void {
+    this.set(false);
+  }
+
+  /** Calls `listener` on each change, and at once if paused; returns the function that stops listening. */
+  watch(listener: (paused: boolean) => void): () => void {
+    this.listeners.add(listener);
+    if (this.pausedNow) listener(true);
+    return () => this.listeners.delete(listener);
+  }
+
+  private set(paused: boolean): void {
+    if (paused === this.pausedNow) return;
+    this.pausedNow = paused;
+    for (const listener of [...this.listeners]) listener(paused);
+  }
+}
