@@ -32,9 +32,12 @@ export {
 } from './events.js';
 export { decodeLine, DecodeIssue } from './decode/decodeLine.js';
 export type { DecodeOptions } from './decode/JsonlDecoder.js';
-export { fromJsonl, toJsonl, type JsonlSource } from './decode/jsonl.js';
+export { fromJsonl, toJsonl, type JsonlOptions, type JsonlSource } from './decode/jsonl.js';
 export { eachEvent, type EachEventOptions } from './flow/eachEvent.js';
 export { FlowControl } from './flow/FlowControl.js';
+export type { FlowSource } from './flow/ObservableByteSource.js';
+export { toJsonlStream } from './flow/toJsonlStream.js';
+export { toSseStream, type SseOptions } from './flow/toSseStream.js';
 export {
   CancelledError,
   DecodeError,

@@ -1,6 +1,7 @@
 import { Observable, type Subscriber } from 'rxjs';
 import { DecodeError } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
+import type { FlowControl } from '../flow/FlowControl.js';
 import { checkDecodeOptions, deliver, JsonlDecoder, type DecodeOptions } from './JsonlDecoder.js';
 
 /**
@@ -14,7 +15,38 @@ export type JsonlSource =
   | AsyncIterable<string | Uint8Array>
   | ReadableStream<Uint8Array | string>;
 
+/** Options of `fromJsonl`. */
+export interface JsonlOptions extends DecodeOptions {
+  /** While paused, an asynchronous source is not read (see `eachEvent`). */
+  readonly flow?: FlowControl;
+}
+
 type Chunk = string | Uint8Array;
+
+/** Sources that one reading uses up, marked when a subscription starts reading them. */
+const readOnce = new WeakSet<object>();
+
+/** A source that a second reading would find empty: a stream, or an iterator that is its own iterable. */
+function isOneShot(source: object): boolean {
+  if (isReadableStream(source) || typeof (source as { pipe?: unknown }).pipe === 'function') return true;
+  const iterate =
+    (source as { [Symbol.asyncIterator]?: () => unknown })[Symbol.asyncIterator] ??
+    (source as { [Symbol.iterator]?: () => unknown })[Symbol.iterator];
+  return typeof iterate === 'function' && 'next' in source;
+}
+
+/** `source`, or a clear error for a one-shot source that an earlier subscription already read. */
+function claim(source: object): TypeError | undefined {
+  if (!isOneShot(source)) return undefined;
+  if (!readOnce.has(source)) {
+    readOnce.add(source);
+    return undefined;
+  }
+  return new TypeError(
+    'fromJsonl: this source was read by an earlier subscription and a stream is read only once; ' +
+      'pass a function that opens it, fromJsonl(() => createReadStream(path)), or use fromJsonlFile(path)',
+  );
+}
 
 const UNSUPPORTED = 'fromJsonl: unsupported source; pass a string, bytes, an iterable or a ReadableStream';
 /** A whole transcript is decoded this much at a time, so that its events are never all held at once. */
@@ -33,9 +65,10 @@ function* pieces(whole: string | Uint8Array): Generator<Chunk> {
 /**
  * Decodes a JSONL transcript into a cold Observable of events.
  *
- * Each subscription reads the source from the start (for a one-shot source
- * such as a Node stream, subscribe once) and emits each event as soon as its
- * line is complete. Unsubscribing stops reading: an iterator is `return`ed, a
+ * Each subscription reads the source from the start and emits each event as
+ * soon as its line is complete. A stream can be read only once: pass a
+ * function that opens it (`() => createReadStream(path)`), called at each
+ * subscription, or a second subscription errors with a `TypeError`. Unsubscribing stops reading: an iterator is `return`ed, a
  * web stream's reader is cancelled. Bad lines go to `onDiagnostic`, or error
  * the Observable with a `DecodeError` when `strict` is set.
  *
@@ -46,14 +79,18 @@ function* pieces(whole: string | Uint8Array): Generator<Chunk> {
  * ```
  */
 export function fromJsonl(
-  source: JsonlSource,
-  options: DecodeOptions & { keepUnknown: true },
+  source: JsonlSource | (() => JsonlSource),
+  options: JsonlOptions & { keepUnknown: true },
 ): Observable<EvoEvent | UnknownEvent>;
-export function fromJsonl(source: JsonlSource, options?: DecodeOptions): Observable<EvoEvent>;
-export function fromJsonl(source: JsonlSource, options: DecodeOptions = {}): Observable<EvoEvent | UnknownEvent> {
+export function fromJsonl(source: JsonlSource | (() => JsonlSource), options?: JsonlOptions): Observable<EvoEvent>;
+export function fromJsonl(
+  sourceOrOpen: JsonlSource | (() => JsonlSource),
+  options: JsonlOptions = {},
+): Observable<EvoEvent | UnknownEvent> {
   // Checked now, where the mistake is, rather than at each subscription.
   checkDecodeOptions(options);
   return new Observable<EvoEvent | UnknownEvent>((subscriber) => {
+    const source = typeof sourceOrOpen === 'function' ? sourceOrOpen() : sourceOrOpen;
     const decoder = new JsonlDecoder(options);
     /** Feeds one chunk; false once the stream is over. */
     const feed = (chunk: Chunk): boolean => {
@@ -72,8 +109,11 @@ export function fromJsonl(source: JsonlSource, options: DecodeOptions = {}): Obs
       subscriber.error(new TypeError(UNSUPPORTED));
       return undefined;
     }
-    if (isReadableStream(source)) return readAsync(readerIterator(source), feed, end, subscriber);
-    if (Symbol.asyncIterator in source) return readAsync(source[Symbol.asyncIterator](), feed, end, subscriber);
+    const used = claim(source);
+    if (used) return subscriber.error(used);
+    const reading = { feed, end, subscriber, flow: options.flow };
+    if (isReadableStream(source)) return readAsync(readerIterator(source), reading);
+    if (Symbol.asyncIterator in source) return readAsync(source[Symbol.asyncIterator](), reading);
     if (Symbol.iterator in source) return readSync(source[Symbol.iterator](), feed, end, subscriber);
     subscriber.error(new TypeError(UNSUPPORTED));
     return undefined;
@@ -101,12 +141,22 @@ function readSync(
 
 function readAsync(
   iterator: AsyncIterator<Chunk>,
-  feed: (chunk: Chunk) => boolean,
-  end: () => void,
-  subscriber: Subscriber<unknown>,
+  {
+    feed,
+    end,
+    subscriber,
+    flow,
+  }: {
+    feed: (chunk: Chunk) => boolean;
+    end: () => void;
+    subscriber: Subscriber<unknown>;
+    flow: FlowControl | undefined;
+  },
 ): () => void {
   (async () => {
     for (;;) {
+      if (flow?.paused) await flow.resumed();
+      if (subscriber.closed) return;
       const step = await iterator.next();
       if (subscriber.closed) return;
       if (step.done) break;

@@ -25,6 +25,18 @@ export class FlowControl {
     this.set(false);
   }
 
+  /** Resolves at once when not paused, else when resumed. */
+  resumed(): Promise<void> {
+    if (!this.pausedNow) return Promise.resolve();
+    return new Promise((resolve) => {
+      const stop = this.watch((paused) => {
+        if (paused) return;
+        stop();
+        resolve();
+      });
+    });
+  }
+
   /** Calls `listener` on each change, and at once if paused; returns the function that stops listening. */
   watch(listener: (paused: boolean) => void): () => void {
     this.listeners.add(listener);

@@ -37,15 +37,19 @@ const events = [
   'UnknownEvent',
   'UsageStatsEvent',
   'decodeLine',
+  'eachEvent',
   'eventCodecs',
+  'FlowControl',
   'fromJsonl',
   'isKnownEvent',
   'toJsonl',
+  'toJsonlStream',
+  'toSseStream',
 ];
 const operators = ['accumulateText', 'groupSubagents', 'ofType', 'pairToolCalls', 'sumUsage', 'summarize'];
 
 const surface: Record<string, readonly string[]> = {
-  'evosci-rx': [...events, ...operators, 'converse', 'run'],
+  'evosci-rx': [...events, ...operators, 'converse', 'fromJsonlFile', 'run'],
   'evosci-rx/events': events,
   'evosci-rx/operators': operators,
   'evosci-rx/testing': ['events', 'fakeEvoSci'],
