@@ -5,6 +5,8 @@
  *   (2) parse-only   1 MiB fs reads, split on the newline byte, UTF-8 decode, JSON.parse; no validation
  *   (3) fromJsonl    fromJsonl(fs.createReadStream(file, { highWaterMark: 1 MiB })), counting events
  *   (4) +summarize   (3) piped through summarize()
+ *   (5) 64 KiB       fromJsonl(fs.createReadStream(file)): Node's default reads
+ *   (6) fromJsonlFile  fromJsonlFile(file): 1 MiB blocks of fs reads
  *
  * One untimed warm-up pass of every variant, then N interleaved rounds
  * (1 2 3 4 1 2 3 4 …) with a full GC before each timed pass; the median of each
@@ -28,6 +30,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { tap, type Observable } from 'rxjs';
 import { fromJsonl, type DecodeIssue } from '../../src/index.js';
+import { fromJsonlFile } from '../../src/files/fromJsonlFile.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
 import { largeTranscript } from '../fixtures/producer.js';
 import { median, table } from './report.js';
@@ -129,6 +132,16 @@ function library(file: string): Promise<number> {
   return count((onDiagnostic) => fromJsonl(createReadStream(file, { highWaterMark: MiB }), { onDiagnostic }));
 }
 
+/** (5) The library on Node's default 64 KiB stream reads. */
+function library64k(file: string): Promise<number> {
+  return count((onDiagnostic) => fromJsonl(createReadStream(file), { onDiagnostic }));
+}
+
+/** (6) The library's own file reader. */
+function libraryFile(file: string): Promise<number> {
+  return count((onDiagnostic) => fromJsonlFile(file, { onDiagnostic }));
+}
+
 /**
  * (4) The library and the summary operator; events counted before the
  * operator, and checked against the summary's own `events` count.
@@ -181,6 +194,8 @@ async function main(): Promise<void> {
     { id: 2, label: '(2) parse-only floor', run: parseOnly, times: [], cpu: [] },
     { id: 3, label: '(3) fromJsonl', run: library, times: [], cpu: [] },
     { id: 4, label: '(4) fromJsonl + summarize()', run: withSummary, times: [], cpu: [] },
+    { id: 5, label: '(5) fromJsonl, 64 KiB reads', run: library64k, times: [], cpu: [] },
+    { id: 6, label: '(6) fromJsonlFile', run: libraryFile, times: [], cpu: [] },
   ];
   const active = variants.filter((v) => only === undefined || only.has(v.id));
   if (active.length === 0) throw new Error(`--only ${flags.only}: no such variant`);
