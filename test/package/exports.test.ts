@@ -98,6 +98,8 @@ describe('the package as shipped', () => {
     const files = pack!.files.map((f) => f.path);
     expect(files).toContain('LICENSE');
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]);
+    // The build emits the tests and examples too (one program checks them all); they are not shipped.
+    expect(files.filter((f) => /^dist\/(test|examples)\//.test(f))).toEqual([]);
     const maps = files.filter((f) => f.endsWith('.js.map'));
     expect(maps.length).toBeGreaterThan(10);
     for (const map of maps) {
