@@ -1,5 +1,6 @@
 // The runs a dashboard server has started: one `run()` subscription each,
 // its JSONL kept for readers who come late, and the cancel that stops it.
+// A few at once, and only the latest finished ones are remembered.
 import { randomUUID } from 'node:crypto';
 import { ReplaySubject, type Subscription } from 'rxjs';
 import { run, toJsonl, type ExitInfo, type RunOptions } from 'evosci-rx';
@@ -11,7 +12,7 @@ import { SCENARIO_PROMPTS, scenarioSteps } from './scenarios.js';
 /**
  * One run. The server is its only subscriber, so every reader and the cancel
  * act on the same process; readers get its lines from a replay of the whole
- * run (held in memory until the server closes: a demo's runs are small).
+ * run, held until the run is forgotten.
  */
 export class LiveRun {
   readonly startedAt = Date.now();
@@ -24,16 +25,23 @@ export class LiveRun {
   private exit: ExitInfo | undefined;
   private error: string | undefined;
   private events = 0;
+  private size = 0;
+  private gone = false;
   private readonly subscription: Subscription;
   private markExited!: () => void;
 
+  /** `onSettled` is called once the run has ended and its process is gone. */
   constructor(
     readonly id: string,
     readonly prompt: string,
     readonly scenario: Scenario | undefined,
     options: RunOptions,
+    private readonly onSettled: () => void,
   ) {
-    this.exited = new Promise((resolve) => (this.markExited = resolve));
+    this.exited = new Promise<void>((resolve) => (this.markExited = resolve)).then(() => {
+      this.gone = true;
+      if (this.settled) onSettled();
+    });
     this.subscription = run({
       ...options,
       onSpawn: (pid) => (this.pid = pid),
@@ -43,12 +51,24 @@ export class LiveRun {
       },
     }).subscribe({
       next: (event) => {
+        const line = toJsonl(event);
         this.events++;
-        this.lines.next(toJsonl(event));
+        this.size += Buffer.byteLength(line);
+        this.lines.next(line);
       },
       error: (err: unknown) => this.end('failed', err instanceof Error ? err.message : String(err)),
       complete: () => this.end('completed'),
     });
+  }
+
+  /** Whether the run has ended and its process is gone: only then may it be forgotten. */
+  get settled(): boolean {
+    return this.gone && this.state !== 'running';
+  }
+
+  /** The bytes of JSONL held for late readers. */
+  get bytes(): number {
+    return this.size;
   }
 
   info(): RunInfo {
@@ -83,27 +103,57 @@ export class LiveRun {
     // A run that could not spawn has no exit to wait for.
     if (this.pid === undefined) this.markExited();
     this.lines.complete();
+    if (this.settled) this.onSettled();
   }
 }
 
 export interface RunsOptions {
   /** `--workdir` for EvoSci runs. */
-  readonly workdir?: string;
+  readonly workdir?: string | undefined;
   /** Each stderr line of every run, with its id. */
-  readonly onStderr?: (id: string, line: string) => void;
+  readonly onStderr?: ((id: string, line: string) => void) | undefined;
+  /** Runs whose process is alive at once; one more is refused. Default 4. */
+  readonly maxRuns?: number | undefined;
+  /** Finished runs remembered, newest first. Default 20. */
+  readonly keepFinished?: number | undefined;
+  /** JSONL held for all runs together, in bytes, beyond which the oldest finished runs are forgotten. Default 64 MiB. */
+  readonly keepBytes?: number | undefined;
 }
 
-/** Every run the server has started, by id. */
+/** A start refused because `maxRuns` runs are going. */
+export class TooManyRunsError extends Error {
+  constructor(readonly maxRuns: number) {
+    super(`${maxRuns} runs are going, the most this dashboard runs at once: wait for one to end, or cancel one`);
+  }
+}
+
+function limit(name: string, value: number | undefined, fallback: number): number {
+  const n = value ?? fallback;
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`${name} must be a whole number of at least 1`);
+  return n;
+}
+
+/** Every run the server remembers, by id, in the order they started. */
 export class Runs {
   private readonly runs = new Map<string, LiveRun>();
+  private readonly maxRuns: number;
+  private readonly keepFinished: number;
+  private readonly keepBytes: number;
 
-  constructor(private readonly options: RunsOptions = {}) {}
+  constructor(private readonly options: RunsOptions = {}) {
+    this.maxRuns = limit('maxRuns', options.maxRuns, 4);
+    this.keepFinished = limit('keepFinished', options.keepFinished, 20);
+    this.keepBytes = limit('keepBytes', options.keepBytes, 64 * 1024 * 1024);
+  }
 
   /**
    * Starts a run: a scenario of the fake CLI, or the prompt for EvoSci (the
-   * fake CLI's demo replay when EvoSci is not installed, as in the other examples).
+   * fake CLI's demo replay when EvoSci is not installed, as in the other
+   * examples). Throws `TooManyRunsError` when `maxRuns` processes are alive.
    */
   start(request: StartRequest): LiveRun {
+    const alive = [...this.runs.values()].filter((r) => !r.settled).length;
+    if (alive >= this.maxRuns) throw new TooManyRunsError(this.maxRuns);
     const id = randomUUID().slice(0, 8);
     const speed = request.speed ?? 1;
     const prompt = request.prompt?.trim() || SCENARIO_PROMPTS[request.scenario ?? 'demo'];
@@ -112,14 +162,15 @@ export class Runs {
       : evosciCommand(scenarioSteps('demo', speed));
     // Without EvoSci the prompt run is the demo replay: say so.
     const scenario = request.scenario ?? ('fake' in cli && cli.fake ? 'demo' : undefined);
-    const live = new LiveRun(id, prompt, scenario, {
+    const options: RunOptions = {
       prompt,
       workdir: this.options.workdir,
       command: cli.command,
       env: cli.env,
       autoMode: request.scenario !== 'needs-input',
       onStderr: (line) => this.options.onStderr?.(id, line),
-    });
+    };
+    const live = new LiveRun(id, prompt, scenario, options, () => this.forgetOld());
     this.runs.set(id, live);
     return live;
   }
@@ -135,5 +186,16 @@ export class Runs {
   /** Cancels every run still going and waits until all their processes are gone. */
   async close(): Promise<void> {
     await Promise.all([...this.runs.values()].map((r) => r.cancel()));
+  }
+
+  /** Forgets the oldest finished runs while too many are remembered or their lines hold too much. */
+  private forgetOld(): void {
+    const finished = [...this.runs.values()].filter((r) => r.settled);
+    let bytes = [...this.runs.values()].reduce((sum, r) => sum + r.bytes, 0);
+    for (const [i, old] of finished.entries()) {
+      if (finished.length - i <= this.keepFinished && bytes <= this.keepBytes) break;
+      this.runs.delete(old.id);
+      bytes -= old.bytes;
+    }
   }
 }

@@ -3,7 +3,12 @@
 // a Node app uses.
 //
 //   npm run demo:web                         # http://127.0.0.1:8080/
-//   npx tsx examples/web/server.ts --port 0 [--host 0.0.0.0] [--workdir DIR]
+//   npx tsx examples/web/server.ts --port 0 [--host 0.0.0.0] [--allow-host NAME]… [--max-runs N] [--workdir DIR]
+//
+// Only the dashboard's own page may use it (see guard.ts and the README's
+// "Security"): Host must name this server, Origin (when sent) must be its
+// own, a start is sent as application/json, and beyond loopback every
+// request carries the token printed with the URL.
 //
 //   POST   /runs             {"scenario": "demo" | "needs-input" | "slow", "speed"?: n} or {"prompt": "…"} → RunInfo
 //   GET    /runs             every run's RunInfo
@@ -20,7 +25,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isScenario, type StartRequest } from './api.js';
 import { bundleForBrowser } from './bundle.js';
-import { Runs, type RunsOptions } from './runs.js';
+import { RequestGuard } from './guard.js';
+import { HttpError, readJsonObject, send, sendJson } from './http.js';
+import { Runs, TooManyRunsError, type LiveRun, type RunsOptions } from './runs.js';
 
 const pageFile = (name: string) => fileURLToPath(new URL(`./page/${name}`, import.meta.url));
 /** A prompt fits in one argv element (131,072 bytes); anything bigger is not a start request. */
@@ -28,51 +35,29 @@ const MAX_BODY = 256 * 1024;
 
 export interface DashboardServerOptions extends RunsOptions {
   /** Default 0: a free port. */
-  readonly port?: number;
-  /** Default 127.0.0.1. */
-  readonly host?: string;
+  readonly port?: number | undefined;
+  /** Default 127.0.0.1. Beyond loopback, requests need the token. */
+  readonly host?: string | undefined;
+  /** Names the server answers to besides its address and `localhost` (a reverse proxy's, a machine's). */
+  readonly allowHosts?: readonly string[] | undefined;
+  /** The token requests must carry; by default a random one when bound beyond loopback, none on it. */
+  readonly token?: string | undefined;
 }
 
 export interface DashboardServer {
-  /** The page, e.g. `http://127.0.0.1:8080/`. */
+  /** Where it serves, e.g. `http://127.0.0.1:8080/`. */
   readonly url: string;
+  /** The page's link to open: `url`, with `?token=` when one is needed. */
+  readonly pageUrl: string;
+  /** The token requests must carry, if any. */
+  readonly token: string | undefined;
   readonly runs: Runs;
   /** Cancels the runs still going, waits until their processes are gone, and stops serving. */
   close(): Promise<void>;
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function send(res: ServerResponse, status: number, body: string, type: string): void {
-  res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
-  res.end(body);
-}
-
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  send(res, status, JSON.stringify(value), 'application/json; charset=utf-8');
-}
-
 async function readStartRequest(req: IncomingMessage): Promise<StartRequest> {
-  let body = '';
-  for await (const chunk of req.setEncoding('utf8') as AsyncIterable<string>) {
-    body += chunk;
-    if (body.length > MAX_BODY) throw new HttpError(413, 'request body too large');
-  }
-  let value: unknown;
-  try {
-    value = body === '' ? {} : JSON.parse(body);
-  } catch {
-    throw new HttpError(400, 'body is not JSON');
-  }
-  if (typeof value !== 'object' || value === null) throw new HttpError(400, 'body is not a JSON object');
-  const { scenario, prompt, speed } = value as Record<string, unknown>;
+  const { scenario, prompt, speed } = await readJsonObject(req, MAX_BODY);
   if (scenario !== undefined && !isScenario(scenario))
     throw new HttpError(400, `unknown scenario ${JSON.stringify(scenario)}`);
   if (prompt !== undefined && typeof prompt !== 'string') throw new HttpError(400, 'prompt must be a string');
@@ -81,48 +66,69 @@ async function readStartRequest(req: IncomingMessage): Promise<StartRequest> {
   return { scenario, prompt, speed };
 }
 
-export async function startDashboardServer(options: DashboardServerOptions = {}): Promise<DashboardServer> {
-  // Built once at start: the page is the same for every visitor.
-  const assets = new Map<string, { body: string; type: string }>([
+function streamEvents(res: ServerResponse, live: LiveRun): void {
+  res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' });
+  // Headers now, so that the page's fetch resolves before the first event.
+  res.flushHeaders();
+  const reading = live.lines.subscribe({ next: (line) => res.write(line), complete: () => res.end() });
+  // A reader that goes away stops reading; the run goes on for the others.
+  res.on('close', () => reading.unsubscribe());
+}
+
+/** The page and its bundle, built once at start: the same for every visitor. */
+async function pageAssets(): Promise<Map<string, { body: string; type: string }>> {
+  return new Map([
     ['/', { body: readFileSync(pageFile('index.html'), 'utf8'), type: 'text/html; charset=utf-8' }],
     ['/style.css', { body: readFileSync(pageFile('style.css'), 'utf8'), type: 'text/css; charset=utf-8' }],
     ['/app.js', { body: await bundleForBrowser(pageFile('main.ts')), type: 'text/javascript; charset=utf-8' }],
   ]);
-  const runs = new Runs(options);
+}
 
-  const streamEvents = (res: ServerResponse, id: string) => {
-    const live = runs.get(id);
-    if (!live) throw new HttpError(404, `no run ${id}`);
-    res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' });
-    // Headers now, so that the page's fetch resolves before the first event.
-    res.flushHeaders();
-    const reading = live.lines.subscribe({ next: (line) => res.write(line), complete: () => res.end() });
-    // A reader that goes away stops reading; the run goes on for the others.
-    res.on('close', () => reading.unsubscribe());
-  };
+/** The API of `/runs`, after the guard has let the request in. */
+async function routeRuns(runs: Runs, req: IncomingMessage, res: ServerResponse, pathname: string): Promise<void> {
+  const method = req.method ?? 'GET';
+  if (pathname === '/runs') {
+    if (method === 'GET') return sendJson(res, 200, runs.list());
+    if (method !== 'POST') throw new HttpError(405, `${method} not allowed`);
+    const request = await readStartRequest(req);
+    try {
+      return sendJson(res, 201, runs.start(request).info());
+    } catch (err) {
+      if (err instanceof TooManyRunsError) throw new HttpError(429, err.message);
+      throw err;
+    }
+  }
+  const match = /^\/runs\/([\w-]+)(\/events)?$/.exec(pathname);
+  if (!match) throw new HttpError(404, `nothing at ${pathname}`);
+  const [, id = '', events] = match;
+  const live = runs.get(id);
+  if (!live) throw new HttpError(404, `no run ${id}`);
+  if (events && method === 'GET') return streamEvents(res, live);
+  if (!events && method === 'GET') return sendJson(res, 200, live.info());
+  if (!events && method === 'DELETE') return sendJson(res, 200, await live.cancel());
+  throw new HttpError(405, `${method} not allowed`);
+}
+
+function listen(server: ReturnType<typeof createServer>, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve(server.address() as AddressInfo));
+  });
+}
+
+export async function startDashboardServer(options: DashboardServerOptions = {}): Promise<DashboardServer> {
+  const assets = await pageAssets();
+  const runs = new Runs(options);
+  let guard: RequestGuard | undefined;
 
   const route = async (req: IncomingMessage, res: ServerResponse) => {
-    const { pathname } = new URL(req.url ?? '/', 'http://localhost');
-    const method = req.method ?? 'GET';
-    const asset = assets.get(pathname);
-    if (asset && method === 'GET') return send(res, 200, asset.body, asset.type);
-    if (pathname === '/runs') {
-      if (method === 'GET') return sendJson(res, 200, runs.list());
-      if (method === 'POST') return sendJson(res, 201, runs.start(await readStartRequest(req)).info());
-      throw new HttpError(405, `${method} not allowed`);
-    }
-    const match = /^\/runs\/([\w-]+)(\/events)?$/.exec(pathname);
-    if (!match) throw new HttpError(404, `nothing at ${pathname}`);
-    const [, id = '', events] = match;
-    if (events) {
-      if (method !== 'GET') throw new HttpError(405, `${method} not allowed`);
-      return streamEvents(res, id);
-    }
-    const live = runs.get(id);
-    if (!live) throw new HttpError(404, `no run ${id}`);
-    if (method === 'GET') return sendJson(res, 200, live.info());
-    if (method === 'DELETE') return sendJson(res, 200, await live.cancel());
-    throw new HttpError(405, `${method} not allowed`);
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (!guard) throw new HttpError(503, 'starting');
+    const cookie = guard.check(req, url);
+    if (cookie) res.setHeader('set-cookie', cookie);
+    const asset = assets.get(url.pathname);
+    if (asset && req.method === 'GET') return send(res, 200, asset.body, asset.type);
+    return routeRuns(runs, req, res, url.pathname);
   };
 
   const server = createServer((req, res) => {
@@ -132,14 +138,18 @@ export async function startDashboardServer(options: DashboardServerOptions = {})
       else sendJson(res, status, { error: err instanceof Error ? err.message : String(err) });
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve);
-  });
-  const { address, port } = server.address() as AddressInfo;
-  const host = address.includes(':') ? `[${address}]` : address;
+  const { address, port } = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
+  try {
+    guard = new RequestGuard({ address, port, allowHosts: options.allowHosts, token: options.token });
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+  const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}/`;
   return {
-    url: `http://${host}:${port}/`,
+    url,
+    pageUrl: guard.token === undefined ? url : `${url}?token=${guard.token}`,
+    token: guard.token,
     runs,
     close: async () => {
       await runs.close();
@@ -155,16 +165,20 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     options: {
       port: { type: 'string', default: '8080' },
       host: { type: 'string', default: '127.0.0.1' },
+      'allow-host': { type: 'string', multiple: true },
+      'max-runs': { type: 'string' },
       workdir: { type: 'string' },
     },
   });
   const server = await startDashboardServer({
     port: Number(values.port),
     host: values.host,
+    allowHosts: values['allow-host'],
+    maxRuns: values['max-runs'] === undefined ? undefined : Number(values['max-runs']),
     workdir: values.workdir,
     onStderr: (id, line) => console.error(`[${id}] ${line}`),
   });
-  console.log(`evosci-rx dashboard: ${server.url}  (Ctrl-C stops it and every run)`);
+  console.log(`evosci-rx dashboard: ${server.pageUrl}  (Ctrl-C stops it and every run)`);
   process.once('SIGINT', () => {
     console.log('\nStopping the runs…');
     void server.close().then(() => process.exit(0));

@@ -97,10 +97,16 @@ export class CliProcess implements CliHandle {
     this.ladder = new StopLadder(options.stopSignals, options.graceMs, options.clock, (signal) => this.signal(signal));
     this.pid = this.child.pid;
     this.forget = this.pid === undefined ? undefined : killGroupOnExit(this.pid);
-    this.lifeline =
-      options.lifeline && POSIX && this.pid !== undefined
-        ? startLifeline(this.pid, options.stopSignals, options.graceMs)
-        : undefined;
+    try {
+      this.lifeline =
+        options.lifeline && POSIX && this.pid !== undefined
+          ? startLifeline(this.pid, options.stopSignals, options.graceMs)
+          : undefined;
+    } catch (err) {
+      // The group was stopped with the watchdog that could not guard it; the run reports the reason as SpawnError.
+      this.forget?.();
+      throw err;
+    }
     this.child.stdout?.on('data', options.onStdout);
     this.child.stderr?.on('data', options.onStderr);
     this.child.once('exit', () => this.exited());

@@ -1,15 +1,74 @@
 // run({ lifeline: true }): the CLI's process group is stopped even when the
-// app dies by SIGKILL, and the watchdog goes away with a run that ends.
+// app dies by SIGKILL, bundled into one file or not; the watchdog goes away
+// with a run that ends; a watchdog that cannot start fails the run.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { lastValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { SpawnError } from '../../src/errors.js';
+import { LIFELINE_MARKER } from '../../src/process/lifeline.js';
 import { run } from '../../src/process/run.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { eventually, gone, isAlive, readWhenWritten, scratch } from '../support/processes.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Processes alive whose environment holds `text`: the fake CLI carries its script there. */
+function processesWith(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .filter((e) => {
+      try {
+        return readFileSync(`/proc/${e}/environ`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number)
+    .filter(isAlive);
+}
+
+/** Starts `app` (the source of an app) with node, bundled into one file or through tsx; its CLI's pid and the grandchild's. */
+async function startApp(app: string, bundled: 'esm' | 'cjs' | undefined) {
+  const path = scratch();
+  const record = path('cli.json');
+  const grandchild = path('grandchild.pid');
+  const fake = fakeEvoSci([{ record }, { grandchild }, { hang: true }]);
+  const source = app
+    .replace('FAKE_COMMAND', JSON.stringify(fake.command))
+    .replace('FAKE_ENV', JSON.stringify(fake.env))
+    .replace('RUN_MODULE', JSON.stringify(bundled ? `${root}src/process/run.ts` : './src/process/run.ts'));
+  let argv = ['--import', 'tsx', '--input-type=module', '-e', source];
+  if (bundled) {
+    // One file in a directory of its own: nothing of the package beside it.
+    const outfile = path(bundled === 'esm' ? 'app.mjs' : 'app.cjs');
+    await build({
+      stdin: { contents: source, loader: 'ts', resolveDir: dirname(outfile) },
+      bundle: true,
+      platform: 'node',
+      format: bundled,
+      outfile,
+      logLevel: 'silent',
+      // What an ES module bundle needs for the CommonJS packages in it, as esbuild's documentation gives it.
+      ...(bundled === 'esm' && {
+        banner: { js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" },
+      }),
+    });
+    argv = [outfile];
+  }
+  const child = spawn(process.execPath, argv, { cwd: bundled ? dirname(record) : root, stdio: 'ignore' });
+  const cli = (JSON.parse(await readWhenWritten(record, 20_000)) as { pid: number }).pid;
+  const tool = Number(await readWhenWritten(grandchild));
+  return { child, cli, tool };
+}
+
+const APP = `
+  import { run } from RUN_MODULE;
+  run({ prompt: 'x', lifeline: true, killGraceMs: 200, command: FAKE_COMMAND, env: FAKE_ENV }).subscribe();
+  setInterval(() => {}, 1000);`;
 
 function lifelinesOf(pgid: number): number[] {
   return readdirSync('/proc')
@@ -17,7 +76,7 @@ function lifelinesOf(pgid: number): number[] {
     .filter((e) => {
       try {
         const argv = readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0');
-        return argv.some((a) => a.endsWith('lifeline.mjs')) && argv.includes(String(pgid));
+        return argv.includes(LIFELINE_MARKER) && argv.includes(String(pgid));
       } catch {
         return false;
       }
@@ -27,29 +86,42 @@ function lifelinesOf(pgid: number): number[] {
 }
 
 describe.skipIf(process.platform !== 'linux')('run({ lifeline: true })', () => {
-  it('stops the CLI and what it started when the app is killed with SIGKILL', async () => {
-    const path = scratch();
-    const record = path('cli.json');
-    const grandchild = path('grandchild.pid');
-    const fake = fakeEvoSci([{ record }, { grandchild }, { hang: true }]);
-    const app = `
-      import { run } from './src/process/run.ts';
-      run({ prompt: 'x', lifeline: true, killGraceMs: 200, command: ${JSON.stringify(fake.command)}, env: ${JSON.stringify(fake.env)} }).subscribe();
-      setInterval(() => {}, 1000);`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', app], {
-      cwd: root,
-      stdio: 'ignore',
-    });
-    const cli = (JSON.parse(await readWhenWritten(record, 10_000)) as { pid: number }).pid;
-    const tool = Number(await readWhenWritten(grandchild));
-    expect(isAlive(cli) && isAlive(tool)).toBe(true);
-    expect(lifelinesOf(cli)).toHaveLength(1);
+  it.each([
+    ['run from its modules', undefined],
+    ['bundled into one ES module by esbuild', 'esm'],
+    ['bundled into one CommonJS file by esbuild', 'cjs'],
+  ] as const)(
+    'stops the CLI and what it started when the app, %s, is killed with SIGKILL',
+    async (_, bundled) => {
+      const { child, cli, tool } = await startApp(APP, bundled);
+      expect(isAlive(cli) && isAlive(tool)).toBe(true);
+      expect(await eventually(() => lifelinesOf(cli).length === 1, 5000)).toBe(true);
 
-    child.kill('SIGKILL');
-    expect(await gone(cli, 5000)).toBe(true);
-    expect(await gone(tool, 5000)).toBe(true);
-    expect(await eventually(() => lifelinesOf(cli).length === 0, 5000)).toBe(true);
-  }, 30_000);
+      child.kill('SIGKILL');
+      expect(await gone(cli, 5000)).toBe(true);
+      expect(await gone(tool, 5000)).toBe(true);
+      expect(await eventually(() => lifelinesOf(cli).length === 0, 5000)).toBe(true);
+    },
+    60_000,
+  );
+
+  it('fails the run with SpawnError, and stops the CLI, when the watchdog cannot start', async () => {
+    const marker = `unguarded-${process.pid}-${Date.now()}`;
+    const fake = fakeEvoSci([{ stderr: marker }, { hang: true }]);
+    const execPath = process.execPath;
+    process.execPath = `${scratch()('no-node')}`;
+    let error: unknown;
+    try {
+      await lastValueFrom(run({ prompt: 'x', lifeline: true, ...fake, env: { ...fake.env, MARKER: marker } }));
+    } catch (err) {
+      error = err;
+    } finally {
+      process.execPath = execPath;
+    }
+    expect(error).toBeInstanceOf(SpawnError);
+    expect((error as Error).message).toMatch(/could not start the lifeline watchdog/);
+    expect(await eventually(() => processesWith(marker).length === 0, 5000)).toBe(true);
+  });
 
   it('leaves nothing behind when the run ends by itself', async () => {
     let pid = 0;
