@@ -27,15 +27,17 @@ export {
   ToolResultEvent,
   ToolSelectionEvent,
   UnknownEvent,
+  unknownEvent,
   UsageStatsEvent,
   type EvoEventType,
 } from './events.js';
-export { decodeLine, DecodeIssue } from './decode/decodeLine.js';
+export { decodeLine } from './decode/decodeLine.js';
 export type { DecodeOptions } from './decode/JsonlDecoder.js';
 export { fromJsonl, toJsonl, type JsonlSource } from './decode/jsonl.js';
 export {
   CancelledError,
   DecodeError,
+  DecodeIssue,
   EvoSciError,
   ExitError,
   SpawnError,

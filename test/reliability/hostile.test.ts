@@ -24,7 +24,8 @@ import { JsonlDecoder } from '../../src/decode/JsonlDecoder.js';
 import { StderrLog } from '../../src/process/StderrLog.js';
 import { fakeEvoSci, type FakeStep } from '../../testing/fakeEvoSci.js';
 import { events as ev } from '../../testing/events.js';
-import { viewActions, ViewModel } from '../../viewer/model.js';
+import { viewActions } from '../../operators/index.js';
+import { ViewModel } from '../../viewer/model.js';
 import { describeAction, renderFrame } from '../../viewer/render.js';
 import { gone, isAlive, readWhenWritten, scratch } from '../support/processes.js';
 
