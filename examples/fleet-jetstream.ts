@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { catchError, defer, filter, lastValueFrom, map, mergeMap, of, retry, take, tap, throwError, timer } from 'rxjs';
-import { summarize } from 'evosci-rx/operators';
+import { countToolCalls, summarize } from 'evosci-rx/operators';
 import {
   AttemptSupersededError,
   ensureStreams,
@@ -117,8 +117,8 @@ async function view(): Promise<void> {
           }),
           map((summary) => {
             // Counted as the viewer counts: `task` calls are the sub-agents, not tool calls.
-            const tools = summary.invocations.filter((i) => i.name !== 'task').length;
-            return `${summary.outcome}: ${tools} tool ${tools === 1 ? 'call' : 'calls'}, ${summary.usage.totalTokens} tokens`;
+            const tools = countToolCalls(summary.invocations).total;
+            return `${summary.outcome}: ${tools} tool ${tools === 1 ? 'call' : 'calls'}, ${summary.usage.totalTokens} main-agent tokens`;
           }),
           // A failed run is a line of the view, not the end of it.
           catchError((err: unknown) => of(`failed: ${(err as Error).name}: ${(err as Error).message.split('\n')[0]}`)),

@@ -42,7 +42,7 @@ import {
   tap,
 } from 'rxjs';
 import { run } from 'evosci-rx';
-import { pairToolCalls, sumUsage } from 'evosci-rx/operators';
+import { isToolCall, pairToolCalls, sumUsage } from 'evosci-rx/operators';
 import { evosciCommand, livePacing, transcript } from './evosciCommand.js';
 
 const { values: opts } = parseArgs({
@@ -109,7 +109,7 @@ function runTask(row: Row): Observable<Change> {
             shared.pipe(
               pairToolCalls(),
               // `task` calls start sub-agents: counted as tool calls nowhere, as in the viewer's summary.
-              filter((invocation) => invocation.name !== 'task'),
+              filter((invocation) => isToolCall(invocation)),
               // Snapshots repeat as a call changes and finishes; count each invocation once.
               scan((keys, invocation) => keys.add(invocation.key), new Set<string>()),
               map((keys) => keys.size),
@@ -118,6 +118,7 @@ function runTask(row: Row): Observable<Change> {
             ),
             shared.pipe(
               sumUsage(),
+              // The main agent's: sub-agents spend tokens that no event reports.
               map((usage): Patch => ({ tokens: usage.totalTokens })),
             ),
           ),
@@ -190,13 +191,13 @@ function table(note?: string): string {
     .filter(([, n]) => n > 0)
     .map(([state, n]) => `${n} ${state}`);
   const total = rows.reduce((sum, r) => sum + r.tokens, 0);
-  const footer = pc.dim(`${byState.join(' · ')} · ${tokens(total)} tokens`);
+  const footer = pc.dim(`${byState.join(' · ')} · ${tokens(total)} main-agent tokens`);
   return [header, ...lines, footer, ...(note ? [note] : [])].join('\n');
 }
 
 function statusLine(row: Row): string {
   const calls = `${row.tools} tool ${row.tools === 1 ? 'call' : 'calls'}`;
-  const counts = row.state === 'running' ? '' : `  ${calls}, ${tokens(row.tokens)} tokens`;
+  const counts = row.state === 'running' ? '' : `  ${calls}, ${tokens(row.tokens)} main-agent tokens`;
   return `task ${row.id} ${paint(row.state, row.state)}${counts}`;
 }
 

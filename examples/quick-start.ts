@@ -28,4 +28,4 @@ const summary = await lastValueFrom(
     ),
   ),
 );
-console.log(`\n${summary.outcome}: ${summary.usage.totalTokens} tokens`);
+console.log(`\n${summary.outcome}: ${summary.usage.totalTokens} main-agent tokens`);

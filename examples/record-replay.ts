@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import pc from 'picocolors';
 import { concatMap, count, defer, finalize, lastValueFrom, map, type Observable, tap, timer } from 'rxjs';
 import { type EvoEvent, fromJsonl, run, toJsonl } from 'evosci-rx';
-import { summarize, type RunSummary } from 'evosci-rx/operators';
+import { countToolCalls, summarize, type RunSummary } from 'evosci-rx/operators';
 import { evosciCommand, livePacing, transcript } from './evosciCommand.js';
 
 /** An event as recorded: the wire event plus the field this example adds. */
@@ -155,12 +155,12 @@ function detail(event: EvoEvent): string {
 }
 
 function report(summary: RunSummary, seconds: number): void {
-  const failed = summary.invocations.filter((i) => i.status === 'failed').length;
+  const { total, failed } = countToolCalls(summary.invocations);
   console.log();
   console.log(`${pc.bold(`replayed ${summary.events} events`)} in ${seconds.toFixed(2)} s`);
   console.log(
-    `tool calls: ${summary.invocations.length} (${failed} failed) · sub-agents: ${summary.delegations.length} · ` +
-      `tokens: ${summary.usage.totalTokens.toLocaleString('en-US')}`,
+    `tool calls: ${total} (${failed} failed) · sub-agents: ${summary.delegations.length} · ` +
+      `main-agent tokens: ${summary.usage.totalTokens.toLocaleString('en-US')}`,
   );
   console.log(`response:\n${summary.response ?? pc.yellow('(the run ended without a done event)')}`);
 }

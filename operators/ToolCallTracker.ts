@@ -1,5 +1,6 @@
 import {
   isKnownEvent,
+  type ActionRequest,
   type EvoEvent,
   type SubagentToolCallEvent,
   type SubagentToolResultEvent,
@@ -30,8 +31,10 @@ export interface ToolInvocation {
   readonly instanceId?: string;
   /**
    * `unfinished`: the stream ended before its result. `awaiting-input`: the
-   * stream ended with the run asking about this call (an `interrupt` naming
-   * it, or an `ask_user` answering it): a run with `resume` answers it.
+   * stream ended with the run asking about this call, in whichever agent (an
+   * `interrupt` whose action request is this call, an `ask_user` naming it),
+   * or with the sub-agent this `task` call started waiting so. A run with
+   * `resume` sends a new message in the thread; it does not answer the call.
    */
   readonly status: 'running' | 'succeeded' | 'failed' | 'unfinished' | 'awaiting-input';
   /** The result's content, once it has arrived. */
@@ -58,7 +61,8 @@ function sameJson(first: unknown, second: unknown): boolean {
   while (pending.length > 0) {
     const b = pending.pop();
     const a = pending.pop();
-    if (a === b) continue;
+    // NaN arrives from Python's JSON and equals itself there.
+    if (a === b || (Number.isNaN(a) && Number.isNaN(b))) continue;
     if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
     if (Array.isArray(a)) {
       if (!Array.isArray(b) || a.length !== b.length) return false;
@@ -141,9 +145,13 @@ export class ToolCallTracker {
   private readonly open = new Map<string, ToolInvocation>();
   private readonly closed = new RecentKeys();
   private anonymous = 0;
-  /** Calls the run stopped to ask about: by id (`ask_user.tool_call_id`) and by name (`interrupt` action requests). */
+  /** Main-agent calls the run stopped to ask about: by id (`ask_user.tool_call_id`), else the `ask_user` calls. */
   private readonly askedIds = new Set<string>();
-  private readonly askedNames = new Set<string>();
+  private askedAnonymously = false;
+  /** The action requests of the run's approvals: each ties to the open calls with its name and args. */
+  private readonly requests: ActionRequest[] = [];
+  /** The `task` call that started each running sub-agent instance. */
+  private readonly taskOfInstance = new Map<string, string>();
 
   /** Recent results whose call was not seen (yet): a call that follows fills in its arguments. */
   private readonly orphans = new Map<string, ToolInvocation>();
@@ -162,10 +170,16 @@ export class ToolCallTracker {
         return this.result(event);
       case 'ask_user':
         if (event.tool_call_id !== '') this.askedIds.add(event.tool_call_id);
-        else this.askedNames.add('ask_user');
+        else this.askedAnonymously = true;
         return undefined;
       case 'interrupt':
-        for (const request of event.action_requests) this.askedNames.add(request.name);
+        if (this.requests.length < REMEMBERED_REQUESTS) this.requests.push(...event.action_requests);
+        return undefined;
+      case 'subagent_start':
+        if (event.instance_id && event.tool_call_id) this.taskOfInstance.set(event.instance_id, event.tool_call_id);
+        return undefined;
+      case 'subagent_end':
+        if (event.instance_id) this.taskOfInstance.delete(event.instance_id);
         return undefined;
       default:
         return undefined;
@@ -175,14 +189,40 @@ export class ToolCallTracker {
   /** Closes every open invocation, in the order they opened: `awaiting-input` if the run asked about it, else `unfinished`. */
   finish(): ToolInvocation[] {
     const endedAt = this.now();
+    const waiting = this.waiting();
     const ended: ToolInvocation[] = [];
     for (const [key, open] of this.open) {
-      const asked = open.subagent === undefined && (this.askedIds.has(open.id) || this.askedNames.has(open.name));
-      ended.push({ ...open, status: asked ? 'awaiting-input' : 'unfinished', endedAt });
+      ended.push({ ...open, status: waiting.has(key) ? 'awaiting-input' : 'unfinished', endedAt });
       this.closed.add(key);
     }
     this.open.clear();
     return ended;
+  }
+
+  /**
+   * The keys of the open calls the run stopped to ask about. An approval's
+   * request names no agent: it ties to every open call of its name and args,
+   * in any agent (two sub-agents paused on the same call are both waiting),
+   * else to the main agent's open calls of its name. A waiting sub-agent call
+   * makes the `task` call that started its sub-agent wait too.
+   */
+  private waiting(): Set<string> {
+    const open = [...this.open.values()];
+    const keys = new Set<string>();
+    for (const call of open) {
+      const asked = this.askedIds.has(call.id) || (this.askedAnonymously && call.name === 'ask_user');
+      if (asked && call.subagent === undefined) keys.add(call.key);
+    }
+    for (const request of this.requests) {
+      const exact = open.filter((call) => call.name === request.name && sameJson(call.args, request.args ?? {}));
+      const named = exact.length > 0 ? exact : open.filter((c) => c.subagent === undefined && c.name === request.name);
+      for (const call of named) keys.add(call.key);
+    }
+    for (const call of open) {
+      const task = call.instanceId === undefined ? undefined : this.taskOfInstance.get(call.instanceId);
+      if (task !== undefined && keys.has(call.key)) keys.add(keyOf(MAIN, task));
+    }
+    return keys;
   }
 
   private call(event: Call): ToolInvocation | undefined {
@@ -255,6 +295,9 @@ export class ToolCallTracker {
     return { ...open, status, ...resultOf(event), endedAt };
   }
 }
+
+/** How many action requests are remembered: a run stops at its first approvals, so a few are all there are. */
+const REMEMBERED_REQUESTS = 1024;
 
 /** How many orphan results are remembered, oldest forgotten first. */
 const REMEMBERED_ORPHANS = 1024;

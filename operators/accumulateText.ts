@@ -1,5 +1,5 @@
 import { filter, map, scan, type OperatorFunction } from 'rxjs';
-import { isKnownEvent, type DoneEvent, type EvoEvent, type TextEvent, type UnknownEvent } from '../src/events.js';
+import type { DoneEvent, EvoEvent, TextEvent, UnknownEvent } from '../src/events.js';
 
 interface Text {
   text: string;
@@ -8,9 +8,10 @@ interface Text {
 
 /**
  * The main agent's running text: emitted after each `text` delta, and once
- * more with `done.response` when that arrives and differs (it is the
- * authoritative final text; an empty one keeps the streamed text). Sub-agent
- * text is not included.
+ * more with `done.response` when that arrives and differs (an empty one keeps
+ * the streamed text). Both are the main agent's text of the whole run, its
+ * narration between tool calls joined with its last words, not a separate
+ * final answer; sub-agent text is not included.
  *
  * ```ts
  * run$.pipe(accumulateText()).subscribe((text) => (panel.textContent = text));
@@ -24,10 +25,7 @@ interface Text {
 export function accumulateText(): OperatorFunction<EvoEvent | UnknownEvent, string> {
   return (source) =>
     source.pipe(
-      filter(
-        (event): event is TextEvent | DoneEvent =>
-          (event.type === 'text' || event.type === 'done') && isKnownEvent(event),
-      ),
+      filter((event): event is TextEvent | DoneEvent => event.type === 'text' || event.type === 'done'),
       scan<TextEvent | DoneEvent, Text>(
         (state, event) => {
           // An empty `done.response` (a run that stopped to ask, or a producer that sends none) keeps the streamed text.

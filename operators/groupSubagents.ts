@@ -1,6 +1,17 @@
-import { Observable, Subject, Subscription, type OperatorFunction } from 'rxjs';
+import {
+  concat,
+  defer,
+  filter,
+  groupBy,
+  map,
+  mergeMap,
+  Subject,
+  tap,
+  type Observable,
+  type OperatorFunction,
+} from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
-import { DelegationTracker, type Delegation, type SubagentEvent } from './DelegationTracker.js';
+import { DelegationTracker, type Delegation, type DelegationSink, type SubagentEvent } from './DelegationTracker.js';
 
 export type { SubagentEvent } from './DelegationTracker.js';
 
@@ -24,20 +35,79 @@ export interface SubagentRun {
   readonly events$: Observable<SubagentEvent>;
 }
 
+/** Where `DelegationTracker` sent one event: a delegation's start, one of its events, or its end. */
+interface Routing {
+  readonly delegation: Delegation;
+  readonly event: SubagentEvent | undefined;
+  readonly end: boolean;
+}
+
+const NOTHING: readonly Routing[] = [];
+
+/** Collects what the tracker reports for one event, for `mergeMap` to pass on in order. */
+class Router implements DelegationSink {
+  private routed: Routing[] = [];
+
+  start(delegation: Delegation): void {
+    this.routed.push({ delegation, event: undefined, end: false });
+  }
+
+  event(delegation: Delegation, event: SubagentEvent): void {
+    this.routed.push({ delegation, event, end: false });
+  }
+
+  end(delegation: Delegation): void {
+    this.routed.push({ delegation, event: undefined, end: true });
+  }
+
+  /** What was routed since the last call; most events route nothing. */
+  drain(): readonly Routing[] {
+    if (this.routed.length === 0) return NOTHING;
+    const routed = this.routed;
+    this.routed = [];
+    return routed;
+  }
+}
+
+/** The `SubagentRun` of a delegation: its fields read the tracker's state as it changes. */
+function subagentRun(delegation: Delegation, events$: Observable<SubagentEvent>): SubagentRun {
+  return {
+    key: delegation.key,
+    instanceId: delegation.instanceId,
+    get name() {
+      return delegation.name;
+    },
+    get subagentType() {
+      return delegation.subagentType;
+    },
+    get description() {
+      return delegation.description;
+    },
+    get ended() {
+      return delegation.ended;
+    },
+    taskCallId: delegation.taskCallId,
+    events$,
+  };
+}
+
+const isEvent = (routing: Routing): routing is Routing & { readonly event: SubagentEvent } =>
+  routing.event !== undefined;
+
 /**
- * Emits one `SubagentRun` per delegation as soon as it starts, like
- * `groupBy`: its `events$` carries that delegation's `subagent_*` events and
- * completes at its `subagent_end`, or when the source completes or errors
- * (the error goes to the outer Observable). Subscribe to `events$` when the
- * run is emitted, as with `groupBy`'s groups; and as with `groupBy`, the
- * source stays subscribed while any `events$` is, even after the outer
- * subscriber has gone (`take(1)` then `mergeMap` to its events).
+ * Emits one `SubagentRun` per delegation as soon as it starts, built on
+ * `groupBy`: its `events$` is the group of that delegation's `subagent_*`
+ * events, and completes at its `subagent_end` (the end of the group's duration) or when
+ * the source completes; a source error errors it and the outer Observable.
+ * Subscribe to `events$` when the run is emitted, as with `groupBy`'s groups;
+ * and as with `groupBy`, the source stays subscribed while any `events$` is,
+ * even after the outer subscriber has gone (`take(1)` then `mergeMap` to its
+ * events).
  *
  * A delegation is keyed by its `instance_id`, so that same-name sub-agents
  * running at once keep their own events whatever the order of `subagent_end`
  * and the task's result. Streams without instance ids are grouped by name and
- * `task` call; `DelegationTracker` documents how. An exception
- * while routing errors the outer subscriber.
+ * `task` call; `DelegationTracker` documents how.
  *
  * ```ts
  * run$.pipe(
@@ -54,97 +124,42 @@ export interface SubagentRun {
  */
 export function groupSubagents(): OperatorFunction<EvoEvent | UnknownEvent, SubagentRun> {
   return (source) =>
-    new Observable<SubagentRun>((subscriber) => {
-      const channels = new Map<Delegation, Subject<SubagentEvent>>();
-      /** Subscriptions to the `events$` of open delegations: they hold the source, as `groupBy`'s groups do. */
-      let listeners = 0;
-      let outerGone = false;
-      // A container first: a synchronous source can end it before `subscribe` returns.
-      const upstream = new Subscription();
-      const release = () => {
-        if (outerGone && listeners === 0) upstream.unsubscribe();
-      };
-      const eventsOf = (channel: Subject<SubagentEvent>) =>
-        new Observable<SubagentEvent>((inner) => {
-          listeners++;
-          const subscription = channel.subscribe(inner);
-          return () => {
-            subscription.unsubscribe();
-            listeners--;
-            release();
-          };
-        });
-      const endAll = () => {
-        for (const channel of channels.values()) channel.complete();
-        channels.clear();
-      };
-      const tracker = new DelegationTracker({
-        start: (delegation) => {
-          const channel = new Subject<SubagentEvent>();
-          channels.set(delegation, channel);
-          if (outerGone) return;
-          subscriber.next({
-            key: delegation.key,
-            instanceId: delegation.instanceId,
-            get name() {
-              return delegation.name;
-            },
-            get subagentType() {
-              return delegation.subagentType;
-            },
-            get description() {
-              return delegation.description;
-            },
-            get ended() {
-              return delegation.ended;
-            },
-            taskCallId: delegation.taskCallId,
-            events$: eventsOf(channel),
-          });
-        },
-        event: (delegation, event) => channels.get(delegation)?.next(event),
-        end: (delegation) => {
-          channels.get(delegation)?.complete();
-          channels.delete(delegation);
-        },
-      });
-      const fail = (err: unknown) => {
-        endAll();
-        subscriber.error(err);
-        upstream.unsubscribe();
-      };
-      upstream.add(
-        source.subscribe({
-          next: (event) => {
-            try {
-              tracker.push(event);
-            } catch (err) {
-              fail(err);
-            }
-          },
-          error: (err: unknown) => {
-            try {
-              tracker.finish();
-            } catch {
-              // The source's error is the one to report.
-            }
-            endAll();
-            subscriber.error(err);
-          },
-          complete: () => {
-            try {
-              tracker.finish();
-            } catch (err) {
-              return fail(err);
-            }
-            endAll();
-            subscriber.complete();
-          },
+    defer(() => {
+      const router = new Router();
+      const tracker = new DelegationTracker(router);
+      const routed$ = concat(
+        source.pipe(
+          mergeMap((event) => {
+            tracker.push(event);
+            return router.drain();
+          }),
+        ),
+        // Once the source has completed: the delegations still open end with it.
+        defer(() => {
+          tracker.finish();
+          return router.drain();
         }),
       );
-      return () => {
-        outerGone = true;
-        release();
-      };
+      // An end is told to its group's duration rather than sent into it: a
+      // duration that subscribed to the group would hold the source as a listener.
+      const ended$ = new Subject<Delegation>();
+      return routed$.pipe(
+        tap((routing) => {
+          if (routing.end) ended$.next(routing.delegation);
+        }),
+        filter((routing) => !routing.end),
+        groupBy((routing) => routing.delegation, {
+          duration: (group) => ended$.pipe(filter((delegation) => delegation === group.key)),
+        }),
+        map((group) =>
+          subagentRun(
+            group.key,
+            group.pipe(
+              filter(isEvent),
+              map((routing) => routing.event),
+            ),
+          ),
+        ),
+      );
     });
 }

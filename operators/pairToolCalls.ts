@@ -1,4 +1,4 @@
-import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, concat, defer, filter, map, type OperatorFunction, type SchedulerLike } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
 
@@ -9,9 +9,10 @@ export type { ToolInvocation } from './ToolCallTracker.js';
  * emits a `ToolInvocation` snapshot each time one changes: when a call is
  * first seen (`running`), when a re-sent call brings new arguments, when its
  * result lands (`succeeded` / `failed`), and, when the source completes, for
- * each call still open (`unfinished`).
+ * each call still open: `awaiting-input` if the run stopped to ask about it
+ * (in any agent: see `ToolCallTracker`), else `unfinished`.
  *
- * The producer re-sends every call of the run before each result; a re-send
+ * 0.2.x sends each call once; other producers may send one again, which
  * updates its invocation and never opens another. Results pair by `id`; one
  * without an id closes the oldest open call of the same name (in the same
  * sub-agent). Timestamps come from `scheduler` (virtual time in tests).
@@ -34,29 +35,15 @@ export function pairToolCalls(
 ): OperatorFunction<EvoEvent | UnknownEvent, ToolInvocation> {
   const scheduler = options.scheduler ?? asyncScheduler;
   return (source) =>
-    new Observable<ToolInvocation>((subscriber) => {
+    defer(() => {
       const tracker = new ToolCallTracker(() => scheduler.now());
-      return source.subscribe({
-        next: (event) => {
-          let snapshot: ToolInvocation | undefined;
-          try {
-            snapshot = tracker.push(event);
-          } catch (err) {
-            return subscriber.error(err);
-          }
-          if (snapshot) subscriber.next(snapshot);
-        },
-        error: (err: unknown) => subscriber.error(err),
-        complete: () => {
-          let unfinished: ToolInvocation[];
-          try {
-            unfinished = tracker.finish();
-          } catch (err) {
-            return subscriber.error(err);
-          }
-          for (const snapshot of unfinished) subscriber.next(snapshot);
-          subscriber.complete();
-        },
-      });
+      return concat(
+        source.pipe(
+          map((event) => tracker.push(event)),
+          filter((snapshot): snapshot is ToolInvocation => snapshot !== undefined),
+        ),
+        // Subscribed only once the source has completed: an error skips it.
+        defer(() => tracker.finish()),
+      );
     });
 }

@@ -1,7 +1,11 @@
 import { defaultIfEmpty, filter, scan, type OperatorFunction } from 'rxjs';
-import { isKnownEvent, type EvoEvent, type UnknownEvent, type UsageStatsEvent } from '../src/events.js';
+import type { EvoEvent, UnknownEvent, UsageStatsEvent } from '../src/events.js';
 
-/** Token usage summed over a run's `usage_stats` events. */
+/**
+ * The main agent's token usage, summed over a run's `usage_stats` events.
+ * Sub-agents spend tokens that no event reports, so this is not the run's
+ * whole spend: name it "main-agent tokens" where people read it.
+ */
 export interface UsageTotals {
   readonly inputTokens: number;
   readonly outputTokens: number;
@@ -11,11 +15,12 @@ export interface UsageTotals {
 const NO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 
 /**
- * The running token totals, emitted after each `usage_stats` event (one per
- * main-agent model call); zero totals at completion for a run without any.
+ * The main agent's running token totals, emitted after each `usage_stats`
+ * event (one per main-agent model call); zero totals at completion for a run
+ * without any. Sub-agents' tokens are in no event and so in no total.
  *
  * ```ts
- * run$.pipe(sumUsage()).subscribe(({ totalTokens }) => (counter.textContent = `${totalTokens} tokens`));
+ * run$.pipe(sumUsage()).subscribe(({ totalTokens }) => (counter.textContent = `${totalTokens} main-agent tokens`));
  * ```
  *
  * ```
@@ -28,7 +33,7 @@ const NO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 
 export function sumUsage(): OperatorFunction<EvoEvent | UnknownEvent, UsageTotals> {
   return (source) =>
     source.pipe(
-      filter((event): event is UsageStatsEvent => event.type === 'usage_stats' && isKnownEvent(event)),
+      filter((event): event is UsageStatsEvent => event.type === 'usage_stats'),
       scan<UsageStatsEvent, UsageTotals>(
         (sum, { input_tokens, output_tokens }) => ({
           inputTokens: sum.inputTokens + input_tokens,

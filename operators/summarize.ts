@@ -1,10 +1,16 @@
-import { asyncScheduler, Observable, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import {
-  isKnownEvent,
-  type AskUserEvent,
-  type EvoEvent,
-  type InterruptEvent,
-  type UnknownEvent,
+import { asyncScheduler, defer, map, reduce, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import type {
+  AskUserEvent,
+  EvoEvent,
+  InterruptEvent,
+  PanelDispatchCompleteEvent,
+  PanelDispatchErrorEvent,
+  PanelDispatchStartEvent,
+  SubagentToolCallEvent,
+  SubagentToolResultEvent,
+  ToolCallEvent,
+  ToolResultEvent,
+  UnknownEvent,
 } from '../src/events.js';
 import { DelegationTracker, type Delegation } from './DelegationTracker.js';
 import type { UsageTotals } from './sumUsage.js';
@@ -51,8 +57,8 @@ export interface PanelDispatchSummary {
  * How a run ended, from its events:
  * - `completed`: `done`, nothing left to answer;
  * - `needs-input`: `done` right after an `interrupt` or `ask_user` the run did
- *   not go past (`--no-auto-mode`; the producer exits 0): answer with a new run
- *   that resumes the thread;
+ *   not go past (`--no-auto-mode`; the producer exits 0). A run that resumes
+ *   the thread sends a new message; the paused call never gets its answer;
  * - `failed`: an `error` event;
  * - `incomplete`: no `done` (the stream was cut, or the run was stopped).
  */
@@ -61,10 +67,14 @@ export type RunOutcome = 'completed' | 'needs-input' | 'failed' | 'incomplete';
 /** Everything a run did, as `summarize` reports it at completion. */
 export interface RunSummary {
   readonly outcome: RunOutcome;
-  /** `done.response`, or `undefined` when the stream ended without `done`. */
+  /**
+   * `done.response`, or `undefined` when the stream ended without `done`: the
+   * main agent's text of the whole run, not a separate final answer.
+   */
   readonly response: string | undefined;
   /** The concatenated main-agent `text` deltas. */
   readonly text: string;
+  /** The main agent's tokens: sub-agents spend tokens that no event reports. */
   readonly usage: UsageTotals;
   /** Every invocation in its final state, in the order first seen. */
   readonly invocations: readonly InvocationSummary[];
@@ -77,7 +87,11 @@ export interface RunSummary {
   /** Every approval request and every question, answered or not. */
   readonly interrupts: readonly InterruptEvent[];
   readonly questions: readonly AskUserEvent[];
-  /** The approvals and questions the run stopped at: what a resumed run must answer. */
+  /**
+   * The approvals and questions the run stopped at. A run that resumes the
+   * thread sends its prompt as a new message, which the agent reads as a new
+   * request: the paused call itself is never answered.
+   */
   readonly pendingApprovals: readonly InterruptEvent[];
   readonly pendingQuestions: readonly AskUserEvent[];
   /** Events seen, by `type` (unknown types included when kept). */
@@ -87,7 +101,7 @@ export interface RunSummary {
 
 /**
  * One `RunSummary` when the source completes: how the run ended, the final
- * response, usage totals, every tool invocation in its final state (without
+ * response, the main agent's token totals, every tool invocation in its final state (without
  * its output, which `pairToolCalls` gives as it comes), every delegation and
  * panel dispatch, errors, the questions and approvals (and which of them the
  * run stopped at), and event counts by type. It pairs and groups in the same
@@ -112,30 +126,15 @@ export function summarize(
 ): OperatorFunction<EvoEvent | UnknownEvent, RunSummary> {
   const scheduler = options.scheduler ?? asyncScheduler;
   return (source) =>
-    new Observable<RunSummary>((subscriber) => {
-      const tally = new RunTally(() => scheduler.now());
-      return source.subscribe({
-        next: (event) => {
-          try {
-            tally.push(event);
-          } catch (err) {
-            subscriber.error(err);
-          }
-        },
-        error: (err: unknown) => subscriber.error(err),
-        complete: () => {
-          let summary: RunSummary;
-          try {
-            summary = tally.summary();
-          } catch (err) {
-            return subscriber.error(err);
-          }
-          subscriber.next(summary);
-          subscriber.complete();
-        },
-      });
-    });
+    defer(() =>
+      source.pipe(
+        reduce((tally, event) => tally.push(event), new RunTally(() => scheduler.now())),
+        map((tally) => tally.summary()),
+      ),
+    );
 }
+
+const NO_GATES: readonly (InterruptEvent | AskUserEvent)[] = [];
 
 /** Deltas joined a batch at a time: one rope node per delta would keep hundreds of thousands of small strings alive. */
 const TEXT_BATCH = 512;
@@ -155,8 +154,8 @@ class RunTally {
   private readonly errors: string[] = [];
   private readonly interrupts: InterruptEvent[] = [];
   private readonly questions: AskUserEvent[] = [];
-  /** The approvals and questions since the run last went on. */
-  private gates: (InterruptEvent | AskUserEvent)[] = [];
+  /** The approvals and questions since the run last went on; replaced, never changed in place. */
+  private gates: readonly (InterruptEvent | AskUserEvent)[] = NO_GATES;
   /**
    * An invocation's slot is taken when it opens, to keep first-seen order; its
    * summary is built once, when it closes: while open, the tracker holds it.
@@ -175,80 +174,51 @@ class RunTally {
     this.tools = new ToolCallTracker(now);
   }
 
-  push(event: EvoEvent | UnknownEvent): void {
+  /** Takes one event into account; returns itself, for `reduce`. */
+  push(event: EvoEvent | UnknownEvent): this {
     this.events++;
-    let count = this.counts.get(event.type);
-    if (count === undefined) {
-      count = { n: 0 };
-      this.counts.set(event.type, count);
-    }
-    count.n++;
-    if (!isKnownEvent(event)) return;
+    this.count(event.type === 'unknown' ? event.wireType : event.type);
+    if (event.type === 'unknown') return this;
     switch (event.type) {
       case 'text':
-        if (this.gates.length > 0) this.gates = [];
-        if (this.deltas.push(event.content) === TEXT_BATCH) {
-          this.textParts.push(this.deltas.join(''));
-          this.deltas = [];
-        }
-        return;
+        this.gates = NO_GATES;
+        this.text(event.content);
+        break;
       case 'usage_stats':
         this.inputTokens += event.input_tokens;
         this.outputTokens += event.output_tokens;
-        return;
+        break;
       case 'done':
         this.response = event.response;
-        return;
+        break;
       case 'error':
         this.errors.push(event.message);
-        return;
+        break;
       case 'interrupt':
-        this.interrupts.push(event);
-        this.gates.push(event);
-        this.tools.push(event);
-        return;
       case 'ask_user':
-        this.questions.push(event);
-        this.gates.push(event);
-        this.tools.push(event);
-        return;
+        this.gate(event);
+        break;
       case 'tool_call':
       case 'tool_result':
       case 'subagent_tool_call':
-      case 'subagent_tool_result': {
+      case 'subagent_tool_result':
         // A call after a question is the run going on: it was answered.
-        if (this.gates.length > 0) this.gates = [];
-        const snapshot = this.tools.push(event);
-        if (snapshot) this.keep(snapshot);
-        this.subagents.push(event);
-        return;
-      }
+        this.gates = NO_GATES;
+        this.tool(event);
+        break;
       case 'subagent_start':
       case 'subagent_end':
       case 'subagent_text':
+        this.tools.push(event);
         this.subagents.push(event);
-        return;
+        break;
       case 'panel_dispatch_start':
-        this.panels.set(event.id, {
-          id: event.id,
-          evalId: event.eval_id,
-          subagentType: event.subagent_type,
-          label: event.label,
-          description: event.description,
-          status: 'unfinished',
-        });
-        return;
       case 'panel_dispatch_complete':
-      case 'panel_dispatch_error': {
-        const panel = this.panels.get(event.id) ?? this.unannouncedPanel(event.id, event.eval_id);
-        panel.durationMs = event.duration_ms;
-        if (event.type === 'panel_dispatch_complete') panel.status = 'completed';
-        else Object.assign(panel, { status: 'failed', error: event.error });
-        return;
-      }
-      default:
-        return;
+      case 'panel_dispatch_error':
+        this.panel(event);
+        break;
     }
+    return this;
   }
 
   summary(): RunSummary {
@@ -285,6 +255,53 @@ class RunTally {
       counts: Object.fromEntries([...this.counts].map(([type, { n }]) => [type, n])),
       events: this.events,
     };
+  }
+
+  private count(type: string): void {
+    let count = this.counts.get(type);
+    if (count === undefined) {
+      count = { n: 0 };
+      this.counts.set(type, count);
+    }
+    count.n++;
+  }
+
+  private text(delta: string): void {
+    if (this.deltas.push(delta) === TEXT_BATCH) {
+      this.textParts.push(this.deltas.join(''));
+      this.deltas = [];
+    }
+  }
+
+  private gate(event: InterruptEvent | AskUserEvent): void {
+    if (event.type === 'interrupt') this.interrupts.push(event);
+    else this.questions.push(event);
+    this.gates = [...this.gates, event];
+    this.tools.push(event);
+  }
+
+  private tool(event: ToolCallEvent | ToolResultEvent | SubagentToolCallEvent | SubagentToolResultEvent): void {
+    const snapshot = this.tools.push(event);
+    if (snapshot) this.keep(snapshot);
+    this.subagents.push(event);
+  }
+
+  private panel(event: PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
+    if (event.type === 'panel_dispatch_start') {
+      this.panels.set(event.id, {
+        id: event.id,
+        evalId: event.eval_id,
+        subagentType: event.subagent_type,
+        label: event.label,
+        description: event.description,
+        status: 'unfinished',
+      });
+      return;
+    }
+    const panel = this.panels.get(event.id) ?? this.unannouncedPanel(event.id, event.eval_id);
+    panel.durationMs = event.duration_ms;
+    if (event.type === 'panel_dispatch_complete') panel.status = 'completed';
+    else Object.assign(panel, { status: 'failed', error: event.error });
   }
 
   private keep(i: ToolInvocation): void {

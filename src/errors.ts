@@ -1,5 +1,3 @@
-import type { DecodeIssue } from './decode/decodeLine.js';
-
 /** What every error of a run carries, whatever ended it. */
 export interface EvoSciErrorDetails {
   readonly exitCode?: number | undefined;
@@ -71,6 +69,37 @@ export class TimeoutError extends EvoSciError {
 export class CancelledError extends EvoSciError {
   static {
     this.prototype.name = 'CancelledError';
+  }
+}
+
+/** How much of a bad line a `DecodeIssue` keeps, so a huge bad line cannot pin memory. */
+const RAW_LIMIT = 300;
+
+/**
+ * A line of the stream that did not decode to an event (not JSON, not an
+ * object, no string `type`, a known type with the wrong shape, longer than
+ * `maxLineBytes`), or one that did but lost something on the way (`kept`:
+ * an integer beyond ±2^53 was rounded). Reported through `onDiagnostic`;
+ * decoding goes on.
+ */
+export class DecodeIssue {
+  /** The start of the line, cut to a few hundred characters. */
+  readonly raw: string;
+
+  constructor(
+    /** 1-based line number in the stream, counting blank lines. */
+    readonly line: number,
+    raw: string,
+    /** What is wrong, with the io-ts path of each failing field for a wrong shape. */
+    readonly message: string,
+    /** The line's event was still delivered: a note about it, never a `strict` error. */
+    readonly kept = false,
+  ) {
+    this.raw = raw.length > RAW_LIMIT ? `${raw.slice(0, RAW_LIMIT)}…` : raw;
+  }
+
+  toString(): string {
+    return `line ${this.line}: ${this.message}`;
   }
 }
 

@@ -16,8 +16,10 @@ export const TextEvent = t.type({ type: t.literal('text'), content: t.string }, 
 export type TextEvent = t.TypeOf<typeof TextEvent>;
 
 /**
- * A main-agent tool invocation. The producer re-sends a call with the same `id`
- * as its arguments complete; the latest `args` are the complete ones. `id` may be `""`.
+ * A main-agent tool invocation. 0.2.x sends each call once, with its complete
+ * `args`; other producers may send a call again with the same `id`, the latest
+ * `args` winning. `id` may be `""`. Non-finite float arguments arrive as bare
+ * `NaN`/`Infinity` tokens and decode to those numbers.
  */
 export const ToolCallEvent = t.type(
   { type: t.literal('tool_call'), name: t.string, args: t.UnknownRecord, id: t.string },
@@ -128,6 +130,7 @@ export const TokenCount: t.Type<number, number, unknown> = new t.Type<number, nu
 
 /**
  * Token usage of one main-agent model call; a run sends many, to be summed.
+ * Sub-agents spend tokens that no event reports: a sum is the main agent's.
  * A negative or non-finite count (`1e400` parses as `Infinity`) makes the line
  * a diagnostic, not a total.
  */
@@ -150,8 +153,11 @@ export type ReviewConfig = t.TypeOf<typeof ReviewConfig>;
 
 /**
  * A human-in-the-loop approval request (only with `--no-auto-mode`): the run
- * stops after it; answering means a new run with `resume`. `interrupt_id` is
- * `"default"` when the producer has none; `review_configs` is `[]` when none.
+ * stops after it. It may come from the main agent or from inside a sub-agent,
+ * and says neither: its `action_requests` (tool name and args) match the
+ * paused call. A run with `resume` sends a new message in the same thread; it
+ * does not answer the paused call, which never gets its result. `interrupt_id`
+ * is `"default"` when the producer has none; `review_configs` is `[]` when none.
  */
 export const InterruptEvent = t.type(
   {
@@ -181,7 +187,8 @@ export type AskUserQuestion = t.TypeOf<typeof AskUserQuestion>;
 
 /**
  * Clarifying questions from the agent (only with `--no-auto-mode`): the run
- * stops after it; answering means a new run with `resume`. `tool_call_id` is
+ * stops after it. A run with `resume` sends a new message in the same thread,
+ * which the agent reads as a new request, not as the answer. `tool_call_id` is
  * the `ask_user` call left open, and may be `""`.
  */
 export const AskUserEvent = t.type(
@@ -236,7 +243,12 @@ export type PanelDispatchErrorEvent = t.TypeOf<typeof PanelDispatchErrorEvent>;
 export const ErrorEvent = t.type({ type: t.literal('error'), message: t.string }, 'ErrorEvent');
 export type ErrorEvent = t.TypeOf<typeof ErrorEvent>;
 
-/** The end of the stream; `response` is the authoritative final text. */
+/**
+ * The end of the stream. `response` (equal to `content`) is every main-agent
+ * `text` delta of the run joined with no separator: the agent's narration
+ * between tool calls followed by its last words, not a separate final answer,
+ * and nothing of what sub-agents wrote.
+ */
 export const DoneEvent = t.type({ type: t.literal('done'), content: t.string, response: t.string }, 'DoneEvent');
 export type DoneEvent = t.TypeOf<typeof DoneEvent>;
 
@@ -304,15 +316,27 @@ export const eventCodecs: { readonly [K in EvoEventType]: t.Type<Extract<EvoEven
 
 /**
  * An event whose `type` this library does not know, passed on only with
- * `keepUnknown: true`. Its `type` is a string outside `EvoEventType`; as
- * TypeScript cannot say "any string but these", comparing `type` with a known
- * literal still leaves `UnknownEvent` in the union: narrow with `isKnownEvent`
- * or `ofType` first.
+ * `keepUnknown: true`. It is tagged `type: 'unknown'`, with the wire object
+ * as sent in `event` (its own `type` also in `wireType`), so that comparing
+ * `type` with a known literal narrows `EvoEvent | UnknownEvent` as it does
+ * `EvoEvent`. `toJsonl` writes `event` back as it was.
  */
-export const UnknownEvent = t.intersection([t.type({ type: t.string }), t.UnknownRecord], 'UnknownEvent');
+export const UnknownEvent = t.type(
+  {
+    type: t.literal('unknown'),
+    wireType: t.string,
+    event: t.intersection([t.type({ type: t.string }), t.UnknownRecord]),
+  },
+  'UnknownEvent',
+);
 export type UnknownEvent = t.TypeOf<typeof UnknownEvent>;
+
+/** A kept event of a type this library does not know, from its wire object. */
+export function unknownEvent(event: UnknownEvent['event']): UnknownEvent {
+  return { type: 'unknown', wireType: event.type, event };
+}
 
 /** Whether an event is of a type this library knows; narrows `EvoEvent | UnknownEvent` to `EvoEvent`. */
 export function isKnownEvent(event: EvoEvent | UnknownEvent): event is EvoEvent {
-  return Object.hasOwn(eventCodecs, event.type);
+  return event.type !== 'unknown';
 }

@@ -27,10 +27,11 @@ export {
   ToolResultEvent,
   ToolSelectionEvent,
   UnknownEvent,
+  unknownEvent,
   UsageStatsEvent,
   type EvoEventType,
 } from './events.js';
-export { decodeLine, DecodeIssue } from './decode/decodeLine.js';
+export { decodeLine } from './decode/decodeLine.js';
 export type { DecodeOptions } from './decode/JsonlDecoder.js';
 export { fromJsonl, toJsonl, type JsonlOptions, type JsonlSource } from './decode/jsonl.js';
 export { eachEvent, type EachEventOptions } from './flow/eachEvent.js';
@@ -41,6 +42,7 @@ export { toSseStream, type SseOptions } from './flow/toSseStream.js';
 export {
   CancelledError,
   DecodeError,
+  DecodeIssue,
   EvoSciError,
   ExitError,
   SpawnError,

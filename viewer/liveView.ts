@@ -1,11 +1,13 @@
 import { createLogUpdate } from 'log-update';
 import spinners from 'cli-spinners';
 import pc from 'picocolors';
+import type { Colors } from 'picocolors/types.js';
 import type { Observable } from 'rxjs';
 import { showControls } from '../src/controls.js';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import type { RunSummary } from '../operators/summarize.js';
-import { viewActions, ViewModel } from './model.js';
+import { viewActions, type ViewAction } from '../operators/viewActions.js';
+import { ViewModel } from './model.js';
 import { describeAction, formatting, renderFrame } from './render.js';
 
 /** Options of `liveView`. */
@@ -33,61 +35,85 @@ export function liveView(
   events$: Observable<EvoEvent | UnknownEvent>,
   options: LiveViewOptions = {},
 ): Promise<RunSummary | undefined> {
-  const output = options.output ?? process.stdout;
-  const interactive = options.interactive ?? Boolean(output.isTTY);
-  // Colour for a terminal, or when asked for; not for a pipe, whatever picocolors guesses from CI.
-  const env = process.env;
-  const c = pc.createColors(!('NO_COLOR' in env) && (Boolean(output.isTTY) || (env['FORCE_COLOR'] ?? '0') !== '0'));
-  const write = (line: string) => output.write(`${line}\n`);
-  const { frames, interval } = spinners.dots;
-  const log = interactive ? createLogUpdate(output, { showCursor: false }) : undefined;
-  const state = new ViewModel();
-  let tick = 0;
-  const draw = () =>
-    log?.(
-      renderFrame(state, c, frames[tick++ % frames.length]!, {
-        columns: output.columns ?? 100,
-        rows: output.rows ?? 30,
-      }),
-    );
-  const timer = log ? setInterval(draw, interval) : undefined;
-
-  const finish = () => {
-    clearInterval(timer);
-    if (log) {
-      draw();
-      log.done();
-    }
-    const response = state.summary?.response ?? state.text;
-    if (response) write(`\n${c.bold('Response')}\n${showControls(response, true)}\n`);
-    if (state.summary?.outcome === 'needs-input') {
-      write(`${c.bold(c.yellow('Needs input'))}\n${formatting.pending(state.summary, c).join('\n')}\n`);
-    }
-    if (state.summary) write(c.dim(formatting.summaryLine(state.summary)));
-  };
-
+  const screen = new Screen(options);
   return new Promise((resolve, reject) => {
     events$.pipe(viewActions()).subscribe({
-      next: (action) => {
-        state.apply(action);
-        if (!log) {
-          const line = describeAction(action, c, output.columns ?? 100, state);
-          if (line !== undefined) write(line);
-        }
-      },
+      next: (action) => screen.show(action),
       error: (err: unknown) => {
-        finish();
-        if (options.showErrors ?? true) {
-          write(c.red(`\n${showControls(err instanceof Error ? err.message : String(err), true)}`));
-        }
+        screen.finish();
+        if (options.showErrors ?? true) screen.error(err);
         // The run's own error, passed on as it came.
         // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
         reject(err);
       },
       complete: () => {
-        finish();
-        resolve(state.summary);
+        screen.finish();
+        resolve(screen.state.summary);
       },
     });
   });
 }
+
+/** Where a live view draws: the model, and the terminal with its redraw timer or its plain lines. */
+class Screen {
+  readonly state = new ViewModel();
+  private readonly output: NodeJS.WriteStream;
+  private readonly c: Colors;
+  private readonly log: ReturnType<typeof createLogUpdate> | undefined;
+  private readonly timer: ReturnType<typeof setInterval> | undefined;
+  private tick = 0;
+
+  constructor(options: LiveViewOptions) {
+    this.output = options.output ?? process.stdout;
+    const tty = Boolean(this.output.isTTY);
+    // Colour for a terminal, or when asked for; not for a pipe, whatever picocolors guesses from CI.
+    const env = process.env;
+    this.c = pc.createColors(!('NO_COLOR' in env) && (tty || (env['FORCE_COLOR'] ?? '0') !== '0'));
+    if (options.interactive ?? tty) {
+      this.log = createLogUpdate(this.output, { showCursor: false });
+      this.timer = setInterval(() => this.draw(), spinners.dots.interval);
+    }
+  }
+
+  show(action: ViewAction): void {
+    this.state.apply(action);
+    if (this.log) return;
+    const line = describeAction(action, this.c, this.output.columns ?? 100, this.state);
+    if (line !== undefined) this.write(line);
+  }
+
+  /** The last frame, then the response, what the run waits for, and the summary line. */
+  finish(): void {
+    clearInterval(this.timer);
+    if (this.log) {
+      this.draw();
+      this.log.done();
+    }
+    const { c, state } = this;
+    const response = state.summary?.response ?? state.text;
+    if (response) this.write(`\n${c.bold('Response')}\n${showControls(response, true)}\n`);
+    if (state.summary?.outcome === 'needs-input') {
+      const pending = formatting.pending(state.summary, c).join('\n');
+      this.write(`${c.bold(c.yellow('Needs input'))}\n${pending}\n${c.dim(RESUME_NOTE)}\n`);
+    }
+    if (state.summary) this.write(c.dim(formatting.summaryLine(state.summary)));
+  }
+
+  error(err: unknown): void {
+    this.write(this.c.red(`\n${showControls(err instanceof Error ? err.message : String(err), true)}`));
+  }
+
+  private draw(): void {
+    const { frames } = spinners.dots;
+    const size = { columns: this.output.columns ?? 100, rows: this.output.rows ?? 30 };
+    this.log?.(renderFrame(this.state, this.c, frames[this.tick++ % frames.length]!, size));
+  }
+
+  private write(line: string): void {
+    this.output.write(`${line}\n`);
+  }
+}
+
+/** What resuming does, said where a run stops to ask. */
+const RESUME_NOTE =
+  'A run that resumes this thread sends its prompt as a new message; the paused call itself gets no answer.';

@@ -1,60 +1,106 @@
-import { connect, count, filter, map, merge, mergeMap, of, share, type OperatorFunction } from 'rxjs';
-import type {
-  ErrorEvent,
-  EvoEvent,
-  PanelDispatchCompleteEvent,
-  PanelDispatchErrorEvent,
-  PanelDispatchStartEvent,
-  UnknownEvent,
-} from '../src/events.js';
-import { accumulateText } from '../operators/accumulateText.js';
-import { groupSubagents, type SubagentRun } from '../operators/groupSubagents.js';
-import { ofType } from '../operators/ofType.js';
-import { pairToolCalls, type ToolInvocation } from '../operators/pairToolCalls.js';
-import { summarize, type RunSummary } from '../operators/summarize.js';
-import { sumUsage, type UsageTotals } from '../operators/sumUsage.js';
+import { briefArgs } from '../operators/toolCalls.js';
+import type { PanelDispatchEvent, ViewAction } from '../operators/viewActions.js';
+import type { SubagentRun } from '../operators/groupSubagents.js';
+import type { ToolInvocation } from '../operators/pairToolCalls.js';
+import type { RunSummary } from '../operators/summarize.js';
+import type { UsageTotals } from '../operators/sumUsage.js';
 
-// The live view's model: the actions derived from a run's events, and the
-// state they build.
+// The live view's state, built from `viewActions`. It keeps what a frame can
+// show, plus counters: a tool's result is kept as a short preview, never
+// whole, and old entries are forgotten, so that a run of any length and any
+// output size costs the view the same memory.
 
-/** One change to the live view, derived from the run's events by `viewActions`. */
-export type ViewAction =
-  | { readonly kind: 'thinking'; readonly content: string }
-  | { readonly kind: 'text'; readonly text: string }
-  | { readonly kind: 'tool'; readonly invocation: ToolInvocation; readonly delegation?: SubagentRun }
-  | { readonly kind: 'subagent-start'; readonly delegation: SubagentRun }
-  | { readonly kind: 'subagent-end'; readonly delegation: SubagentRun; readonly events: number }
-  | { readonly kind: 'panel'; readonly event: PanelDispatchEvent }
-  | { readonly kind: 'usage'; readonly usage: UsageTotals }
-  | { readonly kind: 'error'; readonly event: ErrorEvent }
-  | { readonly kind: 'summary'; readonly summary: RunSummary };
+/** How many characters of a tool's arguments or error a view keeps. */
+export const PREVIEW_CHARS = 200;
+/** How many main-agent tools, delegations, tools per delegation, panel dispatches and errors are kept. */
+export const VIEW_LIMITS = { tools: 256, delegations: 64, delegationTools: 16, panels: 64, errors: 16 } as const;
 
-type PanelDispatchEvent = PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent;
+type Status = ToolInvocation['status'];
 
-/** Invocations by key in the order first seen, with the latest snapshot of each: updated in place. */
+/** A tool call as the view shows it: a short preview of what it was asked, or of what went wrong. */
+export interface ViewTool {
+  readonly key: string;
+  readonly name: string;
+  readonly status: Status;
+  /** Its first string argument (or its arguments as JSON), or for a failed call its result, cut to `PREVIEW_CHARS`. */
+  readonly detail: string;
+  readonly startedAt: number;
+  readonly endedAt: number | undefined;
+}
+
+/**
+ * The start of `text`, copied: V8 may make a slice of a long string a view
+ * that keeps the whole string alive, which is what a preview must not do.
+ */
+function preview(text: string): string {
+  return [...text.slice(0, PREVIEW_CHARS)].join('');
+}
+
+function viewTool(invocation: ToolInvocation): ViewTool {
+  const failed = invocation.status === 'failed';
+  return {
+    key: invocation.key,
+    name: preview(invocation.name),
+    status: invocation.status,
+    detail: preview(failed ? (invocation.result ?? '') : briefArgs(invocation.args, PREVIEW_CHARS)),
+    startedAt: invocation.startedAt,
+    endedAt: invocation.endedAt,
+  };
+}
+
+/**
+ * Tool calls by key in the order first seen, the latest state of each,
+ * updated in place: at most `limit` of them, the oldest finished ones
+ * forgotten first, with counters over all of them.
+ */
 export class ToolList {
-  private readonly index = new Map<string, number>();
-  private readonly list: ToolInvocation[] = [];
+  private readonly entries = new Map<string, ViewTool>();
+  private readonly counts = new Map<Status, number>();
+  private seen = 0;
+
+  constructor(private readonly limit: number) {}
 
   set(invocation: ToolInvocation): void {
-    const at = this.index.get(invocation.key);
-    if (at === undefined) {
-      this.index.set(invocation.key, this.list.length);
-      this.list.push(invocation);
-    } else this.list[at] = invocation;
+    const old = this.entries.get(invocation.key);
+    if (old === undefined) this.seen++;
+    else this.counts.set(old.status, (this.counts.get(old.status) ?? 1) - 1);
+    this.counts.set(invocation.status, (this.counts.get(invocation.status) ?? 0) + 1);
+    this.entries.set(invocation.key, viewTool(invocation));
+    if (this.entries.size > this.limit) this.forgetOne();
   }
 
+  /** Every tool call seen, forgotten ones included. */
   get size(): number {
-    return this.list.length;
+    return this.seen;
   }
 
-  /** The last `n`, oldest first: a frame draws only what fits. */
-  last(n: number): readonly ToolInvocation[] {
-    return this.list.slice(Math.max(0, this.list.length - n));
+  /** How many tool calls are in that state now, forgotten ones included. */
+  inState(status: Status): number {
+    return this.counts.get(status) ?? 0;
   }
 
-  all(): readonly ToolInvocation[] {
-    return this.list;
+  /** The last `n` kept, oldest first: a frame draws only what fits. */
+  latest(n: number): readonly ViewTool[] {
+    const kept = this.kept();
+    return kept.slice(Math.max(0, kept.length - n));
+  }
+
+  /** The ones kept, oldest first. */
+  kept(): readonly ViewTool[] {
+    return [...this.entries.values()];
+  }
+
+  /** Forgets the oldest finished entry, else the oldest; a running one must stay to be updated. */
+  private forgetOne(): void {
+    let oldest: string | undefined;
+    for (const [key, tool] of this.entries) {
+      oldest ??= key;
+      if (tool.status !== 'running') {
+        oldest = key;
+        break;
+      }
+    }
+    if (oldest !== undefined) this.entries.delete(oldest);
   }
 }
 
@@ -76,21 +122,40 @@ export interface ViewPanel {
   error: string | undefined;
 }
 
+/** Removes the oldest entries of a map past `limit`. */
+function trim<K, V>(map: Map<K, V>, limit: number): void {
+  for (const key of map.keys()) {
+    if (map.size <= limit) return;
+    map.delete(key);
+  }
+}
+
 /**
  * Everything the live view draws, changed in place by `apply`: the work per
- * event does not grow with the run, however many tools it calls.
+ * event and the memory do not grow with the run, however many tools it calls
+ * and however much they return.
  */
 export class ViewModel {
   thinking = '';
   text = '';
   /** Main-agent tools, `task` delegations left to the sub-agent tree. */
-  readonly tools = new ToolList();
-  readonly delegations: ViewDelegation[] = [];
+  readonly tools = new ToolList(VIEW_LIMITS.tools);
   private readonly byRun = new Map<SubagentRun, ViewDelegation>();
+  /** Delegations seen, forgotten ones included. */
+  delegationCount = 0;
   readonly panels = new Map<string, ViewPanel>();
-  usage: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  /** Panel dispatches seen, forgotten ones included. */
+  panelCount = 0;
+  /** The latest error messages, each cut to a preview; `errorCount` counts them all. */
   readonly errors: string[] = [];
+  errorCount = 0;
+  usage: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
   summary: RunSummary | undefined;
+
+  /** The kept delegations, in start order. */
+  get delegations(): readonly ViewDelegation[] {
+    return [...this.byRun.values()];
+  }
 
   apply(action: ViewAction): this {
     switch (action.kind) {
@@ -103,12 +168,15 @@ export class ViewModel {
       case 'tool':
         (action.delegation ? this.byRun.get(action.delegation)?.tools : this.tools)?.set(action.invocation);
         break;
-      case 'subagent-start': {
-        const delegation: ViewDelegation = { run: action.delegation, tools: new ToolList(), events: undefined };
-        this.delegations.push(delegation);
-        this.byRun.set(action.delegation, delegation);
+      case 'subagent-start':
+        this.delegationCount++;
+        this.byRun.set(action.delegation, {
+          run: action.delegation,
+          tools: new ToolList(VIEW_LIMITS.delegationTools),
+          events: undefined,
+        });
+        trim(this.byRun, VIEW_LIMITS.delegations);
         break;
-      }
       case 'subagent-end': {
         const delegation = this.byRun.get(action.delegation);
         if (delegation) delegation.events = action.events;
@@ -121,7 +189,7 @@ export class ViewModel {
         this.usage = action.usage;
         break;
       case 'error':
-        this.errors.push(action.event.message);
+        this.error(action.event.message);
         break;
       case 'summary':
         this.summary = action.summary;
@@ -130,82 +198,27 @@ export class ViewModel {
     return this;
   }
 
+  private error(message: string): void {
+    this.errorCount++;
+    this.errors.push(preview(message));
+    if (this.errors.length > VIEW_LIMITS.errors) this.errors.shift();
+  }
+
   private panel(event: PanelDispatchEvent): void {
     let panel = this.panels.get(event.id);
     if (!panel) {
       panel = { id: event.id, label: '', subagentType: '', status: 'running', durationMs: undefined, error: undefined };
       this.panels.set(event.id, panel);
+      this.panelCount++;
+      trim(this.panels, VIEW_LIMITS.panels);
     }
     if (event.type === 'panel_dispatch_start') {
-      panel.label = event.label;
-      panel.subagentType = event.subagent_type;
+      panel.label = preview(event.label);
+      panel.subagentType = preview(event.subagent_type);
     } else {
       panel.durationMs = event.duration_ms;
       panel.status = event.type === 'panel_dispatch_complete' ? 'completed' : 'failed';
-      if (event.type === 'panel_dispatch_error') panel.error = event.error;
+      if (event.type === 'panel_dispatch_error') panel.error = preview(event.error);
     }
   }
-}
-
-/**
- * The changes a live view shows, from one subscription to the run: the
- * library's operators side by side over the shared event stream. Main-agent
- * `task` calls are left out of the tools: they are the delegations. Sub-agent
- * tools are paired inside each delegation's own `events$`, so two parallel
- * sub-agents of the same name keep their tools apart.
- */
-export function viewActions(): OperatorFunction<EvoEvent | UnknownEvent, ViewAction> {
-  return connect((events$) =>
-    merge(
-      events$.pipe(
-        ofType('thinking'),
-        map((e): ViewAction => ({ kind: 'thinking', content: e.content })),
-      ),
-      events$.pipe(
-        accumulateText(),
-        map((text): ViewAction => ({ kind: 'text', text })),
-      ),
-      events$.pipe(
-        // The questions and approvals too: a call the run stopped to ask about ends as awaiting input.
-        ofType('tool_call', 'tool_result', 'ask_user', 'interrupt'),
-        // A `task` call is a delegation: the sub-agent tree shows it.
-        filter((e) => !('name' in e) || e.name !== 'task'),
-        pairToolCalls(),
-        map((invocation): ViewAction => ({ kind: 'tool', invocation })),
-      ),
-      events$.pipe(
-        groupSubagents(),
-        mergeMap((delegation) => {
-          const own$ = delegation.events$.pipe(share());
-          return merge(
-            of<ViewAction>({ kind: 'subagent-start', delegation }),
-            own$.pipe(
-              pairToolCalls(),
-              map((invocation): ViewAction => ({ kind: 'tool', invocation, delegation })),
-            ),
-            own$.pipe(
-              count(),
-              map((events): ViewAction => ({ kind: 'subagent-end', delegation, events })),
-            ),
-          );
-        }),
-      ),
-      events$.pipe(
-        ofType('panel_dispatch_start', 'panel_dispatch_complete', 'panel_dispatch_error'),
-        map((event): ViewAction => ({ kind: 'panel', event })),
-      ),
-      events$.pipe(
-        sumUsage(),
-        map((usage): ViewAction => ({ kind: 'usage', usage })),
-      ),
-      events$.pipe(
-        ofType('error'),
-        map((event): ViewAction => ({ kind: 'error', event })),
-      ),
-      events$.pipe(
-        summarize(),
-        map((summary): ViewAction => ({ kind: 'summary', summary })),
-      ),
-    ),
-  );
 }

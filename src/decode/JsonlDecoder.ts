@@ -1,13 +1,17 @@
+import { DecodeIssue } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
-import { decodeLine, DecodeIssue } from './decodeLine.js';
+import { decodeLine } from './decodeLine.js';
 
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 /** How lines become events; shared by `fromJsonl` and `run`. */
 export interface DecodeOptions {
-  /** Called for each line that does not decode; the stream goes on. */
+  /**
+   * Called for each line that does not decode, and (with `kept: true`) for a
+   * line whose event lost digits of an integer beyond ±2^53; the stream goes on.
+   */
   readonly onDiagnostic?: (issue: DecodeIssue) => void;
-  /** Make the first bad line an error of the Observable (a `DecodeError`) instead of a diagnostic. */
+  /** Make the first bad line an error of the Observable (a `DecodeError`) instead of a diagnostic; `kept` notes stay notes. */
   readonly strict?: boolean;
   /** Pass events of a `type` this library does not know as `UnknownEvent` instead of skipping them. */
   readonly keepUnknown?: boolean;
@@ -18,7 +22,11 @@ export interface DecodeOptions {
   readonly maxLineBytes?: number;
 }
 
-/** The decode options with their defaults; a wrong value is a `TypeError` naming the option. */
+/**
+ * The decode options with their defaults; a wrong value is a `TypeError`
+ * naming the option. Called once per `fromJsonl` or `run` call, where the
+ * mistake is; the decoder trusts what it is given.
+ */
 export function checkDecodeOptions(options: DecodeOptions): { readonly maxLineBytes: number } {
   const { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = options;
   if (!(typeof maxLineBytes === 'number' && maxLineBytes >= 1)) {
@@ -187,9 +195,11 @@ export class JsonlDecoder {
   private oversizedHead = '';
   private lineNumber = 0;
   private readonly out: Decoded[] = [];
+  private readonly note = (issue: DecodeIssue): void => void this.out.push(issue);
 
+  /** `options` as `checkDecodeOptions` accepted them: they are not checked again for each subscription. */
   constructor(options: Pick<DecodeOptions, 'keepUnknown' | 'maxLineBytes'> = {}) {
-    this.maxLineBytes = checkDecodeOptions(options).maxLineBytes;
+    this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.keepUnknown = options.keepUnknown ?? false;
   }
 
@@ -298,7 +308,7 @@ export class JsonlDecoder {
       this.tooLong(text);
       return;
     }
-    const result = decodeLine(text, line, this.keepUnknown);
+    const result = decodeLine(text, line, this.keepUnknown, this.note);
     if (result !== undefined) this.out.push(result);
   }
 
@@ -312,8 +322,9 @@ export class JsonlDecoder {
 /**
  * Hands what a chunk completed to a subscriber, in order: events to `next`,
  * issues to `onDiagnostic`. Stops when the subscriber has closed, and at the
- * first issue under `strict`, which it returns for the caller to end the
- * stream with. The one path from a chunk to a subscriber, for every source.
+ * first issue of a dropped line under `strict`, which it returns for the
+ * caller to end the stream with. The one path from a chunk to a subscriber,
+ * for every source.
  */
 export function deliver(
   decoded: readonly Decoded[],
@@ -323,7 +334,7 @@ export function deliver(
   for (const item of decoded) {
     if (subscriber.closed) return undefined;
     if (!(item instanceof DecodeIssue)) subscriber.next(item);
-    else if (options.strict) return item;
+    else if (options.strict && !item.kept) return item;
     else options.onDiagnostic?.(item);
   }
   return undefined;

@@ -1,10 +1,20 @@
 import { isLeft } from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
-import { eventCodecs, type EvoEvent, type EvoEventType, type TextEvent, type UnknownEvent } from '../events.js';
+import { DecodeIssue } from '../errors.js';
+import {
+  eventCodecs,
+  type EvoEvent,
+  type EvoEventType,
+  type TextEvent,
+  type UnknownEvent,
+  unknownEvent,
+} from '../events.js';
 import { fastGuard } from './fastGuard.js';
+import { parsePythonJson, unsafeIntegers } from './pythonJson.js';
 
-/** How much of a bad line a `DecodeIssue` keeps, so a huge bad line cannot pin memory. */
-const RAW_LIMIT = 300;
+// Kept importable from here, where the decoder's callers have always found it.
+export { DecodeIssue } from '../errors.js';
+
 /** How much of a wrong value an issue's message quotes. */
 const VALUE_LIMIT = 60;
 const WHITESPACE = /^\s*$/;
@@ -12,38 +22,6 @@ const WHITESPACE = /^\s*$/;
 /** Each known type's guard, built once from its codec. */
 const guards = new Map(Object.entries(eventCodecs).map(([type, codec]) => [type, fastGuard(codec)]));
 
-/**
- * A line of the stream that did not decode to an event: not JSON, not an
- * object, no string `type`, a known type with the wrong shape, or longer than
- * `maxLineBytes`. Reported through `onDiagnostic`; decoding goes on.
- */
-export class DecodeIssue {
-  /** The start of the line, cut to a few hundred characters. */
-  readonly raw: string;
-
-  constructor(
-    /** 1-based line number in the stream, counting blank lines. */
-    readonly line: number,
-    raw: string,
-    /** What is wrong, with the io-ts path of each failing field for a wrong shape. */
-    readonly message: string,
-  ) {
-    this.raw = raw.length > RAW_LIMIT ? `${raw.slice(0, RAW_LIMIT)}…` : raw;
-  }
-
-  toString(): string {
-    return `line ${this.line}: ${this.message}`;
-  }
-}
-
-/**
- * One line of text → the event it holds, a `DecodeIssue`, or `undefined` for
- * a line to skip (blank, or an unknown type without `keepUnknown`).
- *
- * The valid case allocates nothing beyond `JSON.parse`: a guard compiled from
- * the codec runs first, and `decode` (with its Either and error paths) only
- * for a line already known to be wrong, to say why.
- */
 /** How a `text` line starts, as Python's `json.dumps` writes it and as compact JSON does. */
 const TEXT_PREFIXES = ['{"type": "text", "content": ', '{"type":"text","content":'] as const;
 const CLOSING_BRACE = 0x7d;
@@ -68,34 +46,82 @@ function textDelta(text: string): TextEvent | undefined {
   return undefined;
 }
 
+/**
+ * One line of text → the event it holds, a `DecodeIssue`, or `undefined` for
+ * a line to skip (blank, or an unknown type without `keepUnknown`).
+ *
+ * The JSON is Python's (`json.loads`): bare `NaN`, `Infinity` and `-Infinity`
+ * are numbers. An integer beyond ±2^53 is rounded as `JSON.parse` rounds it,
+ * and `onNote` is told with a `kept` issue; the event is still returned.
+ *
+ * The valid case allocates nothing beyond `JSON.parse`: a guard compiled from
+ * the codec runs first, and `decode` (with its Either and error paths) only
+ * for a line already known to be wrong, to say why.
+ */
 export function decodeLine(
   text: string,
   line: number,
   keepUnknown = false,
+  onNote?: (issue: DecodeIssue) => void,
 ): EvoEvent | UnknownEvent | DecodeIssue | undefined {
   const delta = textDelta(text);
   if (delta !== undefined) return delta;
   // A line of blanks is skipped before JSON.parse, whose throw would cost far more.
   if (text.charCodeAt(0) <= 0x20 && WHITESPACE.test(text)) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    return new DecodeIssue(line, text, `not JSON: ${(err as Error).message}`);
-  }
+  const value = parse(text, line);
+  if (value instanceof DecodeIssue) return value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return new DecodeIssue(line, text, 'not a JSON object');
   }
   const type = (value as { type?: unknown }).type;
   if (typeof type !== 'string') return new DecodeIssue(line, text, 'no string "type" field');
   const guard = guards.get(type);
-  if (guard === undefined) return keepUnknown ? (value as UnknownEvent) : undefined;
-  if (guard(value)) return value as EvoEvent;
+  let event: EvoEvent | UnknownEvent;
+  if (guard === undefined) {
+    if (!keepUnknown) return undefined;
+    event = unknownEvent(value as UnknownEvent['event']);
+  } else if (guard(value)) event = value as EvoEvent;
+  else return wrongShape(text, line, type, value);
+  if (onNote) noteRounding(text, line, onNote);
+  return event;
+}
+
+/** The issue of a known type with the wrong shape, each failing field named. */
+function wrongShape(text: string, line: number, type: string, value: unknown): DecodeIssue {
   const result = eventCodecs[type as EvoEventType].decode(value);
   return new DecodeIssue(
     line,
     text,
     `${type}: ${isLeft(result) ? formatValidationErrors(result.left) : 'wrong shape'}`,
+  );
+}
+
+/** The value of a line: `JSON.parse`, and Python's reading for a line it rejects. */
+function parse(text: string, line: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    try {
+      return parsePythonJson(text);
+    } catch {
+      return new DecodeIssue(line, text, `not JSON: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** Tells `onNote` when `JSON.parse` rounded an integer of the line. */
+function noteRounding(text: string, line: number, onNote: (issue: DecodeIssue) => void): void {
+  const unsafe = unsafeIntegers(text);
+  if (unsafe.length === 0) return;
+  const first = unsafe[0]!;
+  const more = unsafe.length > 1 ? ` (and ${unsafe.length - 1} more)` : '';
+  onNote(
+    new DecodeIssue(
+      line,
+      text,
+      `integer ${first.slice(0, VALUE_LIMIT)} is beyond ±2^53 and was rounded to ${String(Number(first)).slice(0, VALUE_LIMIT)}${more}`,
+      true,
+    ),
   );
 }
 

@@ -3,6 +3,7 @@ import { DecodeError } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
 import type { FlowControl } from '../flow/FlowControl.js';
 import { checkDecodeOptions, deliver, JsonlDecoder, type DecodeOptions } from './JsonlDecoder.js';
+import { stringifyPythonJson } from './pythonJson.js';
 
 /**
  * What `fromJsonl` reads: a whole transcript, or its chunks from any
@@ -183,11 +184,15 @@ function readerIterator(stream: ReadableStream<Chunk>): AsyncIterator<Chunk> {
 /**
  * One event as one JSONL line, newline included; `fromJsonl` reads it back
  * to an equal event. Characters such as U+2028 stay raw: only `\n` ends a line.
+ * A kept unknown event is written as it came (its `event`). Non-finite
+ * numbers are written as Python writes them (`NaN`, `Infinity`,
+ * `-Infinity`), which `fromJsonl` and Python read back but `JSON.parse` does
+ * not; an integer beyond ±2^53 was rounded when read and is written rounded.
  *
  * ```ts
  * events$.pipe(map(toJsonl)).subscribe((line) => file.write(line));
  * ```
  */
 export function toJsonl(event: EvoEvent | UnknownEvent): string {
-  return `${JSON.stringify(event)}\n`;
+  return `${stringifyPythonJson(event.type === 'unknown' ? event.event : event)}\n`;
 }

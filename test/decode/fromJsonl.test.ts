@@ -202,7 +202,7 @@ describe('fromJsonl', () => {
     expect(await collect(fromJsonl(text, { onDiagnostic }))).toEqual([{ type: 'text', content: 'a' }]);
     expect(issues).toEqual([]);
     expect(await collect(fromJsonl(text, { keepUnknown: true }))).toEqual([
-      { type: 'heartbeat', n: 1 },
+      { type: 'unknown', wireType: 'heartbeat', event: { type: 'heartbeat', n: 1 } },
       { type: 'text', content: 'a' },
     ]);
   });

@@ -206,7 +206,16 @@ describe('event codecs', () => {
   it('skips an unknown type unless asked to keep it, and never mistakes Object.prototype keys for types', () => {
     const line = '{"type": "heartbeat", "seq": 4}';
     expect(decodeLine(line, 1)).toBeUndefined();
-    expect(decodeLine(line, 1, true)).toEqual({ type: 'heartbeat', seq: 4 });
+    expect(decodeLine(line, 1, true)).toEqual({
+      type: 'unknown',
+      wireType: 'heartbeat',
+      event: { type: 'heartbeat', seq: 4 },
+    });
+    expect(decodeLine('{"type": "unknown", "x": 1}', 1, true)).toEqual({
+      type: 'unknown',
+      wireType: 'unknown',
+      event: { type: 'unknown', x: 1 },
+    });
     expect(decodeLine('{"type": "constructor"}', 1)).toBeUndefined();
     expect(decodeLine('{"type": "__proto__"}', 1)).toBeUndefined();
   });

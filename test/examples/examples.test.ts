@@ -244,7 +244,7 @@ describe('examples/quick-start.ts', () => {
     expect(stdout).toMatch(/^succeeded tavily_search$/m);
     expect(stdout).toMatch(/^failed execute$/m);
     // The streamed text ends before the total starts: on a line of its own.
-    expect(stdout.trimEnd().split('\n').at(-1)).toBe(`completed: ${demo.usage.totalTokens} tokens`);
+    expect(stdout.trimEnd().split('\n').at(-1)).toBe(`completed: ${demo.usage.totalTokens} main-agent tokens`);
   });
 });
 
@@ -259,7 +259,7 @@ describe('examples/fleet-jetstream.ts', () => {
     expect(viewed.map((m) => m[1]).sort()).toEqual([...submitted].sort());
     for (const m of viewed)
       expect(m[2]).toBe(
-        `completed: ${demo.invocations.filter((i) => i.name !== 'task').length} tool calls, ${demo.usage.totalTokens} tokens`,
+        `completed: ${demo.invocations.filter((i) => i.name !== 'task').length} tool calls, ${demo.usage.totalTokens} main-agent tokens`,
       );
     // Both workers took work.
     for (const worker of ['worker 1', 'worker 2'])

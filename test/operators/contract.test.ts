@@ -1,6 +1,25 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { Subject, from, map, mergeMap, take, type Observable, type OperatorFunction } from 'rxjs';
-import { isKnownEvent, type ErrorEvent, type EvoEvent, type UnknownEvent, fromJsonl, ofType } from '../../index.js';
+import {
+  Subject,
+  from,
+  lastValueFrom,
+  map,
+  mergeMap,
+  take,
+  toArray,
+  type Observable,
+  type OperatorFunction,
+} from 'rxjs';
+import {
+  isKnownEvent,
+  type ErrorEvent,
+  type EvoEvent,
+  type UnknownEvent,
+  fromJsonl,
+  ofType,
+  toJsonl,
+  unknownEvent,
+} from '../../index.js';
 import { accumulateText, groupSubagents, pairToolCalls, summarize, sumUsage } from '../../operators/index.js';
 import { events as ev } from '../../testing/events.js';
 import { marbles } from '../support/marbles.js';
@@ -65,25 +84,26 @@ describe('groupSubagents keeps the source while a group is listened to, as group
 });
 
 describe('kept unknown events and narrowing', () => {
-  it('isKnownEvent narrows a stream with unknown events to the known ones; a bare type test does not', async () => {
+  it('with keepUnknown, comparing `type` with a known literal narrows as it does without', async () => {
     const lines = '{"type": "heartbeat", "n": 1}\n{"type": "error", "message": "x"}\n';
     const events = await new Promise<(EvoEvent | UnknownEvent)[]>((resolve) => {
       const all: (EvoEvent | UnknownEvent)[] = [];
       fromJsonl(lines, { keepUnknown: true }).subscribe({ next: (e) => all.push(e), complete: () => resolve(all) });
     });
     const messages: string[] = [];
+    const kept: string[] = [];
     for (const e of events) {
+      // Checked by tsc under `strict` (the test project): `e.message` compiles only if `e` narrowed to ErrorEvent.
       if (e.type === 'error') {
-        // TypeScript cannot express "any string but the known types": the unknown member stays.
-        expectTypeOf(e).toEqualTypeOf<ErrorEvent | UnknownEvent>();
-      }
-      if (isKnownEvent(e) && e.type === 'error') {
-        expectTypeOf(e.message).toEqualTypeOf<string>();
+        expectTypeOf(e).toEqualTypeOf<ErrorEvent>();
         messages.push(e.message);
       }
+      if (e.type === 'unknown') kept.push(`${e.wireType}:${String(e.event['n'])}`);
     }
-    expect(events.map((e) => e.type)).toEqual(['heartbeat', 'error']);
+    expect(events.map((e) => e.type)).toEqual(['unknown', 'error']);
     expect(messages).toEqual(['x']);
+    expect(kept).toEqual(['heartbeat:1']);
+    expect(events.filter(isKnownEvent).map((e) => e.type)).toEqual(['error']);
     const errors$ = from(events).pipe(
       ofType('error'),
       map((e) => e.message),
@@ -91,8 +111,15 @@ describe('kept unknown events and narrowing', () => {
     expectTypeOf(errors$).toEqualTypeOf<Observable<string>>();
   });
 
+  it('toJsonl writes a kept unknown event back as it came', async () => {
+    const line = '{"type":"heartbeat","n":1,"nested":{"type":"x","list":[1,"a",null]}}\n';
+    const [event] = await lastValueFrom(fromJsonl(line, { keepUnknown: true }).pipe(toArray()));
+    expect(event?.type).toBe('unknown');
+    expect(toJsonl(event!)).toBe(line);
+  });
+
   it('operators ignore unknown events whatever fields they carry', async () => {
-    const odd = { type: 'tool_call_v2', name: 'x', args: 'not an object', content: 5 } as unknown as UnknownEvent;
+    const odd = unknownEvent({ type: 'tool_call_v2', name: 'x', args: 'not an object', content: 5 });
     const sources = () => from<(EvoEvent | UnknownEvent)[]>([odd, ev.text('a'), ev.usage(1, 2)]);
     const collect = <T>(op: OperatorFunction<EvoEvent | UnknownEvent, T>) =>
       new Promise<T[]>((resolve, reject) => {

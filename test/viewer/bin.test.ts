@@ -27,7 +27,7 @@ function expectedSummary(truth: Truth): RegExp {
   const failed = tools.filter((i) => i.status === 'failed').length;
   const tokens = new Intl.NumberFormat('en-US').format(truth.usage.totalTokens);
   return new RegExp(
-    `completed · ${tools.length} tool calls \\(${failed} failed\\) · ${truth.delegations.length} sub-agents · .*${tokens} tokens .* · ${truth.events} events`,
+    `completed · ${tools.length} tool calls \\(${failed} failed\\) · ${truth.delegations.length} sub-agents · .*${tokens} main-agent tokens .* · ${truth.events} events`,
   );
 }
 

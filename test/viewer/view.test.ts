@@ -2,7 +2,8 @@ import pc from 'picocolors';
 import { lastValueFrom, scan, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { fromJsonl, type EvoEvent } from '../../index.js';
-import { viewActions, ViewModel } from '../../viewer/model.js';
+import { viewActions } from '../../operators/index.js';
+import { ViewModel } from '../../viewer/model.js';
 import { renderFrame } from '../../viewer/render.js';
 import { fixtureBytes, fixtureTruth } from '../support/collect.js';
 import { marbles } from '../support/marbles.js';
@@ -36,7 +37,7 @@ describe('viewActions', () => {
     expect(state.delegations.every((d) => d.events !== undefined)).toBe(true);
     expect(state.text).toBe(truth.response);
     expect(state.usage).toEqual(truth.usage);
-    expect(state.tools.all().some((t) => t.name === 'task')).toBe(false);
+    expect(state.tools.kept().some((t) => t.name === 'task')).toBe(false);
   });
 });
 
@@ -52,7 +53,7 @@ describe('renderFrame', () => {
       const lines = frame.split('\n');
       expect(lines.length).toBeLessThanOrEqual(size.rows);
       for (const line of lines) expect(line.length).toBeLessThanOrEqual(size.columns);
-      if (view.tools.all().some((t) => t.status === 'running')) sawRunning ||= /⠋ \w+/.test(frame);
+      if (view.tools.kept().some((t) => t.status === 'running')) sawRunning ||= /⠋ \w+/.test(frame);
     }
     expect(sawRunning).toBe(true);
     const last = renderFrame(view, plain, '⠋', size);

@@ -4,8 +4,8 @@
 // a Node app.
 import { defer, switchMap } from 'rxjs';
 import { fromJsonl } from 'evosci-rx/events';
+import { viewActions } from 'evosci-rx/operators';
 import { isScenario, SCENARIOS, type RunInfo, type StartRequest } from '../api.js';
-import { dashboardActions } from './model.js';
 import { RunCard, tickDurations } from './render.js';
 
 const runs = document.querySelector<HTMLElement>('[data-testid="runs"]')!;
@@ -43,7 +43,7 @@ function show(info: RunInfo): void {
           throw new Error(`events: ${response.status} ${response.statusText}`);
         return fromJsonl(response.body, { onDiagnostic: (issue) => card.diagnostic(issue) });
       }),
-      dashboardActions(),
+      viewActions(),
     )
     .subscribe({
       next: (action) => card.apply(action),

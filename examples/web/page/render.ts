@@ -1,17 +1,17 @@
 // One run's card in plain DOM: each action updates the few nodes it changes.
 import type { DecodeIssue } from 'evosci-rx/events';
-import type { RunSummary, SubagentRun, ToolInvocation, UsageTotals } from 'evosci-rx/operators';
-import type { RunInfo } from '../api.js';
 import {
-  delegationId,
-  describeApproval,
-  describeQuestion,
-  outcomeOf,
-  pendingOf,
-  toolCounts,
-  TOOL_STATUSES,
-  type DashboardAction,
-} from './model.js';
+  briefArgs,
+  countToolCalls,
+  jsonPreview,
+  type PanelDispatchSummary,
+  type RunSummary,
+  type SubagentRun,
+  type ToolInvocation,
+  type UsageTotals,
+  type ViewAction,
+} from 'evosci-rx/operators';
+import type { RunInfo } from '../api.js';
 
 const number = new Intl.NumberFormat('en-US');
 const ICONS: Record<ToolInvocation['status'], string> = {
@@ -30,13 +30,6 @@ function h(tag: string, attributes: Record<string, string> = {}, ...children: Ch
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
   for (const child of children) if (child !== undefined) element.append(child);
   return element;
-}
-
-/** The most telling argument of a call: its first string value. */
-function brief(args: Readonly<Record<string, unknown>>): string {
-  const first = Object.values(args).find((v): v is string => typeof v === 'string');
-  const text = first ?? (Object.keys(args).length ? JSON.stringify(args) : '');
-  return text.length > 90 ? `${text.slice(0, 89)}…` : text;
 }
 
 function seconds(ms: number): string {
@@ -70,7 +63,7 @@ class ToolTable {
       { 'data-testid': 'tool-row', 'data-key': invocation.key, 'data-status': invocation.status },
       h('td', { class: 'icon' }, ICONS[invocation.status]),
       h('td', { class: 'name', 'data-testid': 'tool-name' }, invocation.name),
-      h('td', { class: 'brief', title: brief(invocation.args) }, brief(invocation.args)),
+      h('td', { class: 'brief', title: briefArgs(invocation.args, 200) }, briefArgs(invocation.args, 90)),
       h('td', { class: 'status', 'data-testid': 'tool-status' }, invocation.status),
       h(
         'td',
@@ -95,8 +88,8 @@ class SubagentNode {
   constructor(delegation: SubagentRun) {
     this.element = h(
       'li',
-      { 'data-testid': 'subagent', 'data-key': delegationId(delegation), 'data-state': 'running' },
-      h('div', { class: 'head' }, this.name, h('span', { class: 'id' }, delegationId(delegation)), this.events),
+      { 'data-testid': 'subagent', 'data-key': delegation.key, 'data-state': 'running' },
+      h('div', { class: 'head' }, this.name, h('span', { class: 'id' }, delegation.key), this.events),
       this.description,
       this.tools.element,
     );
@@ -109,94 +102,103 @@ class SubagentNode {
     if (this.description.textContent !== delegation.description) this.description.textContent = delegation.description;
   }
 
+  /** One of its calls is paused for a person: so is the sub-agent, and the `task` call that started it. */
+  waiting(): void {
+    this.element.dataset['state'] = 'awaiting-input';
+  }
+
   end(events: number): void {
-    this.element.dataset['state'] = 'ended';
+    if (this.element.dataset['state'] !== 'awaiting-input') this.element.dataset['state'] = 'ended';
     this.events.textContent = `${events} events`;
   }
 }
 
-/** The outcome, the summary's figures and what the run waits for. The one function that reads a `RunSummary`. */
-export function renderSummary(summary: RunSummary): HTMLElement {
-  const outcome = outcomeOf(summary);
-  const tools = toolCounts(summary);
-  const { questions, approvals } = pendingOf(summary);
+/** The tool states a summary counts, in the order shown. */
+const SUMMARY_STATUSES = ['succeeded', 'failed', 'awaiting-input', 'unfinished'] as const;
+
+/** The summary's figures: tool calls by state, sub-agents, main-agent tokens, events. */
+function figures(summary: RunSummary): HTMLElement {
+  const tools = countToolCalls(summary.invocations);
   const figure = (testid: string, label: string, value: number) =>
     h('div', { class: 'figure' }, h('dt', {}, label), h('dd', { 'data-testid': testid }, number.format(value)));
   return h(
+    'dl',
+    { class: 'figures' },
+    ...SUMMARY_STATUSES.map((status) => figure(`summary-tools-${status}`, `tools ${status}`, tools[status])),
+    figure('summary-delegations', 'sub-agents', summary.delegations.length),
+    figure('summary-tokens', 'main-agent tokens', summary.usage.totalTokens),
+    figure('summary-events', 'events', summary.events),
+  );
+}
+
+/** A titled list, or nothing when there is nothing to list. */
+function list(attributes: Record<string, string>, title: string, items: HTMLElement[]): HTMLElement | undefined {
+  return items.length === 0 ? undefined : h('div', attributes, h('h4', {}, title), h('ol', {}, ...items));
+}
+
+function questions(summary: RunSummary): HTMLElement | undefined {
+  const items = summary.pendingQuestions
+    .flatMap((event) => event.questions)
+    .map((q) => {
+      const choices = (q.choices ?? []).map((choice) => choice.value);
+      return h(
+        'li',
+        { 'data-testid': 'question' },
+        h('span', { 'data-testid': 'question-text' }, q.question),
+        choices.length ? h('div', { class: 'choices' }, choices.join(' · ')) : undefined,
+      );
+    });
+  return list({ class: 'pending', 'data-testid': 'questions' }, 'Questions for you', items);
+}
+
+function approvals(summary: RunSummary): HTMLElement | undefined {
+  const items = summary.pendingApprovals
+    .flatMap((event) => event.action_requests)
+    .map((r) => h('li', { 'data-testid': 'approval' }, `${r.name} ${jsonPreview(r.args ?? {})}`));
+  return list({ class: 'pending', 'data-testid': 'approvals' }, 'Approvals needed', items);
+}
+
+function panelItem(p: PanelDispatchSummary): HTMLElement {
+  const icon = ICONS[p.status === 'completed' ? 'succeeded' : p.status];
+  return h(
+    'li',
+    { 'data-testid': 'panel-dispatch', 'data-status': p.status },
+    `${icon} ${p.label || p.id} · ${p.subagentType}`,
+    p.durationMs === undefined ? '' : ` · ${seconds(p.durationMs)}`,
+    p.error ? ` · ${p.error}` : '',
+  );
+}
+
+/** The outcome, the summary's figures and what the run waits for. The one function that reads a `RunSummary`. */
+export function renderSummary(summary: RunSummary): HTMLElement {
+  const panels = summary.panelDispatches.map(panelItem);
+  return h(
     'div',
     {},
-    h('div', { class: `outcome ${outcome}`, 'data-testid': 'outcome' }, outcome),
-    h(
-      'dl',
-      { class: 'figures' },
-      ...TOOL_STATUSES.filter((status) => status !== 'running').map((status) =>
-        figure(`summary-tools-${status}`, `tools ${status}`, tools[status]),
-      ),
-      figure('summary-delegations', 'sub-agents', summary.delegations.length),
-      figure('summary-tokens', 'tokens', summary.usage.totalTokens),
-      figure('summary-events', 'events', summary.events),
-    ),
-    questions.length === 0
+    h('div', { class: `outcome ${summary.outcome}`, 'data-testid': 'outcome' }, summary.outcome),
+    figures(summary),
+    questions(summary),
+    approvals(summary),
+    summary.pendingQuestions.length + summary.pendingApprovals.length === 0
       ? undefined
-      : h(
-          'div',
-          { class: 'pending', 'data-testid': 'questions' },
-          h('h4', {}, 'Questions for you'),
-          h(
-            'ol',
-            {},
-            ...questions
-              .flatMap((event) => event.questions)
-              .map(describeQuestion)
-              .map(({ text, choices }) =>
-                h(
-                  'li',
-                  { 'data-testid': 'question' },
-                  h('span', { 'data-testid': 'question-text' }, text),
-                  choices.length ? h('div', { class: 'choices' }, choices.join(' · ')) : undefined,
-                ),
-              ),
-          ),
-        ),
-    approvals.length === 0
-      ? undefined
-      : h(
-          'div',
-          { class: 'pending', 'data-testid': 'approvals' },
-          h('h4', {}, 'Approvals needed'),
-          h(
-            'ol',
-            {},
-            ...approvals
-              .flatMap((event) => event.action_requests)
-              .map((r) => h('li', { 'data-testid': 'approval' }, describeApproval(r))),
-          ),
-        ),
-    summary.panelDispatches.length === 0
+      : h('p', { class: 'note' }, RESUME_NOTE),
+    panels.length === 0
       ? undefined
       : h(
           'div',
           { class: 'panel', 'data-testid': 'panel-dispatches' },
           h('h4', {}, 'Panel dispatches'),
-          h(
-            'ul',
-            {},
-            ...summary.panelDispatches.map((p) =>
-              h(
-                'li',
-                { 'data-testid': 'panel-dispatch', 'data-status': p.status },
-                `${ICONS[p.status === 'completed' ? 'succeeded' : p.status === 'failed' ? 'failed' : 'unfinished']} ${p.label || p.id} · ${p.subagentType}`,
-                p.durationMs === undefined ? '' : ` · ${(p.durationMs / 1000).toFixed(1)} s`,
-                p.error ? ` · ${p.error}` : '',
-              ),
-            ),
-          ),
+          h('ul', {}, ...panels),
         ),
     summary.errors.length === 0
       ? undefined
       : h('ul', { class: 'errors' }, ...summary.errors.map((e) => h('li', {}, e))),
   );
 }
+
+/** What resuming does, said where a run stops to ask. */
+const RESUME_NOTE =
+  'A run that resumes this thread sends its prompt as a new message; the paused call itself gets no answer.';
 
 /** A run on the dashboard: its state, tool calls, sub-agent tree, text, usage and, at the end, its summary. */
 export class RunCard {
@@ -270,7 +272,7 @@ export class RunCard {
     return this.element.dataset['runId'] ?? '';
   }
 
-  apply(action: DashboardAction): void {
+  apply(action: ViewAction): void {
     switch (action.kind) {
       case 'text':
         this.text.textContent = action.text;
@@ -280,6 +282,7 @@ export class RunCard {
         const node = this.subagents.get(action.delegation);
         node?.rename(action.delegation);
         node?.tools.set(action.invocation);
+        if (action.invocation.status === 'awaiting-input') node?.waiting();
         return;
       }
       case 'subagent-start': {
@@ -298,7 +301,7 @@ export class RunCard {
         return this.setUsage(action.usage);
       case 'error':
         // Shown in the summary once the run ends; until then, as it comes.
-        this.note(`error: ${action.message}`);
+        this.note(`error: ${action.event.message}`);
         return;
       case 'summary':
         this.summary.replaceChildren(h('h3', {}, 'Outcome'), renderSummary(action.summary));
