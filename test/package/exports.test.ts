@@ -45,8 +45,21 @@ const events = [
   'toJsonl',
   'toJsonlStream',
   'toSseStream',
+  'unknownEvent',
 ];
-const operators = ['accumulateText', 'groupSubagents', 'ofType', 'pairToolCalls', 'sumUsage', 'summarize'];
+const operators = [
+  'accumulateText',
+  'briefArgs',
+  'countToolCalls',
+  'groupSubagents',
+  'isToolCall',
+  'jsonPreview',
+  'ofType',
+  'pairToolCalls',
+  'sumUsage',
+  'summarize',
+  'viewActions',
+];
 
 const surface: Record<string, readonly string[]> = {
   'evosci-rx': [...events, ...operators, 'converse', 'fromJsonlFile', 'run'],
