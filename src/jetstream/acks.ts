@@ -1,6 +1,16 @@
 import { createInbox, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import type { PubAck } from '@nats-io/jetstream';
 
+/** The stream's own refusal of a message, with JetStream's error code (10071: wrong last sequence). */
+export class StoreRefusal extends Error {
+  constructor(
+    message: string,
+    readonly code: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
 interface Waiter {
   readonly resolve: (ack: PubAck) => void;
   readonly reject: (err: Error) => void;
@@ -65,9 +75,13 @@ export class AckCollector {
       return waiter.reject(new Error(`no responders (${msg.headers?.code ?? 'no status'})`));
     }
     try {
-      const ack = JSON.parse(msg.string()) as PubAck & { error?: { code?: number; description?: string } };
-      if (ack.error)
-        return waiter.reject(new Error(`JetStream refused the message: ${ack.error.description ?? ack.error.code}`));
+      const ack = JSON.parse(msg.string()) as PubAck & {
+        error?: { code?: number; err_code?: number; description?: string };
+      };
+      if (ack.error) {
+        const why = ack.error.description ?? ack.error.code;
+        return waiter.reject(new StoreRefusal(`JetStream refused the message: ${why}`, ack.error.err_code));
+      }
       waiter.resolve(ack);
     } catch (err) {
       waiter.reject(err as Error);

@@ -45,3 +45,15 @@ export class BrokerError extends EvoSciError {
     this.prototype.name = 'BrokerError';
   }
 }
+
+/**
+ * A status record was refused because another was stored on the run's status
+ * subject after the one its writer read (`Nats-Expected-Last-Subject-Sequence`):
+ * the writer's attempt is no longer the run's current one. Internal: callers
+ * turn it into what their user sees.
+ */
+export class StatusMovedError extends Error {
+  static {
+    this.prototype.name = 'StatusMovedError';
+  }
+}

@@ -3,10 +3,11 @@ import { JetStreamApiError, type PubAck } from '@nats-io/jetstream';
 import { Observable, type Subscription } from 'rxjs';
 import { toJsonl } from '../decode/jsonl.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
-import { AckCollector } from './acks.js';
-import { BrokerError } from './errors.js';
+import { AckCollector, StoreRefusal } from './acks.js';
+import { AttemptSupersededError, BrokerError, StatusMovedError } from './errors.js';
 import { checkAttempt, checkRunId, clientsOf, layoutOf, serverOf, type LayoutOptions } from './layout.js';
 import { encodeRecord, Headers, serializeError, type FinishedRecord, type StartedRecord } from './records.js';
+import { readStatus } from './status.js';
 
 /** Options of `publishTo`. */
 export interface PublishToOptions extends LayoutOptions {
@@ -27,12 +28,32 @@ export interface PublishToOptions extends LayoutOptions {
   readonly ackTimeoutMs?: number;
   /** How long a publish is retried (same `Nats-Msg-Id`, so never stored twice) before the run fails. Default 30 s. */
   readonly retryForMs?: number;
+  /**
+   * The stream sequence of the run's last status message when this attempt
+   * was chosen, 0 for none. The `started` record is stored only while that is
+   * still the last, and the `finished` record only while `started` is: of two
+   * writers of one run, the one whose attempt was replaced fails with
+   * `AttemptSupersededError` and changes nothing. Without it the `started`
+   * record is stored unconditionally, and the `finished` one still only while
+   * `started` is the last.
+   */
+  readonly lastStatusSequence?: number;
+  /** The stream sequence of the request this attempt runs, written in its `started` record (workers set it). */
+  readonly requestSequence?: number;
   /** Called once the `finished` record is stored: the attempt is then durable, whatever a consumer does. */
   readonly onFinished?: (record: FinishedRecord) => void;
 }
 
 /** The header JetStream de-duplicates on. */
 const MSG_ID = 'Nats-Msg-Id';
+/** The header that makes a publish conditional on the last sequence of its subject. */
+const EXPECTED_LAST_SUBJECT_SEQUENCE = 'Nats-Expected-Last-Subject-Sequence';
+/** JetStream's error code for a conditional publish whose subject has moved on. */
+const WRONG_LAST_SEQUENCE = 10071;
+
+function isWrongLastSequence(err: unknown): boolean {
+  return (err instanceof StoreRefusal || err instanceof JetStreamApiError) && err.code === WRONG_LAST_SEQUENCE;
+}
 
 const DEFAULTS = {
   attempt: 1,
@@ -47,6 +68,8 @@ export interface PublishTarget {
   readonly subject: string;
   readonly msgID: string;
   readonly headers: Record<string, string>;
+  /** Store only if this is still the last sequence of the subject (0: the subject has none). */
+  readonly expectLastSequence?: number;
 }
 
 /**
@@ -65,6 +88,7 @@ export function publishStored(
   const h = headers();
   for (const name in target.headers) h.set(name, target.headers[name]!);
   h.set(MSG_ID, target.msgID);
+  if (target.expectLastSequence !== undefined) h.set(EXPECTED_LAST_SUBJECT_SEQUENCE, String(target.expectLastSequence));
   const options = { msgID: target.msgID, headers: h, timeout: timing.ackTimeoutMs };
   // Most publishes succeed at once: only a failure enters the retry loop, through the client's own js.publish.
   let first: Promise<PubAck>;
@@ -88,11 +112,15 @@ async function retryPublish(
 ): Promise<PubAck> {
   const { js } = clientsOf(nc);
   const deadline = Date.now() + timing.retryForMs;
+  if (isWrongLastSequence(firstFailure)) {
+    throw new StatusMovedError(`${target.subject} moved past ${target.expectLastSequence}`, { cause: firstFailure });
+  }
   if (/refused/.test((firstFailure as Error)?.message ?? '')) {
     // The stream's own refusal: ask once more through the client, which says exactly why.
     try {
       return await js.publish(target.subject, data, options);
     } catch (err) {
+      if (isWrongLastSequence(err)) throw new StatusMovedError(`${target.subject} moved on`, { cause: err });
       firstFailure = err;
     }
   }
@@ -116,6 +144,8 @@ async function retryPublish(
     try {
       return await js.publish(target.subject, data, options);
     } catch (failure) {
+      // A retry after a lost ack is answered as a duplicate first, so this is another writer's record.
+      if (isWrongLastSequence(failure)) throw new StatusMovedError(`${target.subject} moved on`, { cause: failure });
       err = failure;
     }
   }
@@ -172,12 +202,19 @@ export function publishTo(
     [Headers.attempt]: String(attempt),
     [Headers.sequence]: String(seq),
   });
-  const recordTarget = (record: 'started' | 'finished'): PublishTarget => ({
+  const recordTarget = (record: 'started' | 'finished', expectLastSequence: number | undefined): PublishTarget => ({
     subject: statusSubject,
     msgID: `${runId}.${attempt}.${record}`,
     headers: { [Headers.runId]: runId, [Headers.attempt]: String(attempt), [Headers.record]: record },
+    ...(expectLastSequence === undefined ? {} : { expectLastSequence }),
   });
-
+  /** What a refused status write means: another attempt (or the run's end) was written meanwhile. */
+  const superseded = async (err: unknown): Promise<unknown> => {
+    if (!(err instanceof StatusMovedError)) return err;
+    const latest = await readStatus(nc, layout, runId).catch(() => undefined);
+    const next = latest?.record && latest.record.record !== 'dead-letter' ? latest.record.attempt : attempt + 1;
+    return new AttemptSupersededError(runId, attempt, Math.max(next, attempt + 1), { cause: err });
+  };
   return <T extends EvoEvent | UnknownEvent>(source: Observable<T>) =>
     new Observable<T>((subscriber) => {
       /** Payloads not yet sent, in order, from `head`; `inFlight` more await their ack. */
@@ -207,13 +244,22 @@ export function publishTo(
         if (startSequence === undefined || nc.isClosed()) return subscriber.error(err);
         // Only the events stored without a gap count: a consumer then ends at the error, not at a hole.
         const record = { ...finishedRecord({ error: err, failed: true }), events: storedThrough };
-        void publishStored(nc, recordTarget('finished'), encodeRecord(record), {
+        void publishStored(nc, recordTarget('finished', startSequence), encodeRecord(record), {
           ackTimeoutMs: timing.ackTimeoutMs,
           retryForMs: 0,
         })
           .then(() => options.onFinished?.(record))
           .catch(() => undefined)
           .finally(() => subscriber.error(err));
+      };
+
+      /** A status write failed: superseded (nothing more is written), or the broker failed. */
+      const refused = (err: unknown) => {
+        if (!(err instanceof StatusMovedError)) return fail(err);
+        if (stopped) return;
+        stopped = true;
+        sourceSubscription?.unsubscribe();
+        void superseded(err).then((error) => subscriber.error(error));
       };
 
       const finishedRecord = (end: { readonly error?: unknown; readonly failed: boolean }): FinishedRecord => ({
@@ -264,7 +310,7 @@ export function publishTo(
         finishing = true;
         const end = ended;
         const record = finishedRecord(end);
-        publishStored(nc, recordTarget('finished'), encodeRecord(record), timing).then(() => {
+        publishStored(nc, recordTarget('finished', startSequence), encodeRecord(record), timing).then(() => {
           if (stopped) return;
           stopped = true;
           try {
@@ -274,7 +320,7 @@ export function publishTo(
           }
           if (end.failed) subscriber.error(end.error);
           else subscriber.complete();
-        }, fail);
+        }, refused);
       };
 
       const started: StartedRecord = {
@@ -284,12 +330,16 @@ export function publishTo(
         at: new Date().toISOString(),
         ...(options.worker === undefined ? {} : { worker: options.worker }),
         ...(options.prompt === undefined ? {} : { prompt: options.prompt }),
+        ...(options.requestSequence === undefined ? {} : { request: options.requestSequence }),
       };
-      publishStored(nc, recordTarget('started'), encodeRecord(started), timing).then((ack) => {
-        startSequence = ack.seq;
-        pump();
-        finishIfDone();
-      }, fail);
+      publishStored(nc, recordTarget('started', options.lastStatusSequence), encodeRecord(started), timing).then(
+        (ack) => {
+          startSequence = ack.seq;
+          pump();
+          finishIfDone();
+        },
+        refused,
+      );
 
       sourceSubscription = source.subscribe({
         next: (event) => {

@@ -41,7 +41,8 @@ export type SerializedError = t.TypeOf<typeof SerializedError>;
 /** An attempt began: written before its first event. */
 export const StartedRecord = t.intersection([
   t.type({ record: t.literal('started'), runId: t.string, attempt: t.number, at: t.string }),
-  t.partial({ worker: t.string, prompt: t.string }),
+  /** `request`: the stream sequence of the run request the attempt runs. */
+  t.partial({ worker: t.string, prompt: t.string, request: t.number }),
 ]);
 export type StartedRecord = t.TypeOf<typeof StartedRecord>;
 

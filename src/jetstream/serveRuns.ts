@@ -4,10 +4,11 @@ import { AckPolicy, DeliverPolicy, type Consumer, type JsMsg } from '@nats-io/je
 import { Observable, type Subscription } from 'rxjs';
 import { run, type RunOptions } from '../process/run.js';
 import { brokerError, isNotFound } from './ensureStreams.js';
-import { BrokerError } from './errors.js';
+import { AttemptSupersededError, BrokerError, StatusMovedError } from './errors.js';
 import { checkRunId, clientsOf, layoutOf, serverOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
 import { publishStored, publishTo, type PublishToOptions } from './publishTo.js';
-import { decodeRecord, encodeRecord, Headers, type DeadLetterRecord, type StatusRecord } from './records.js';
+import { encodeRecord, Headers, type DeadLetterRecord } from './records.js';
+import { readStatus, requestPending } from './status.js';
 import { RunRequest } from './submitRun.js';
 
 /** Options of `serveRuns`. */
@@ -45,7 +46,14 @@ export type WorkerActivity =
     }
   /** The attempt could not be recorded (broker unreachable): the request goes back to the queue. */
   | { readonly type: 'returned'; readonly runId: string; readonly attempt: number; readonly error: unknown }
-  /** Delivered again after its run had already ended: acknowledged without running it. */
+  /** Another attempt was started while this one ran: what it wrote last was refused, and it stopped. */
+  | {
+      readonly type: 'superseded';
+      readonly runId: string;
+      readonly attempt: number;
+      readonly nextAttempt: number;
+    }
+  /** Delivered again after its run had already ended, or submitted again while it runs: acknowledged without running it. */
   | { readonly type: 'skipped'; readonly runId: string; readonly attempt: number; readonly reason: string }
   | { readonly type: 'dead-lettered'; readonly runId: string | undefined; readonly reason: string };
 
@@ -55,7 +63,8 @@ const PULL_EXPIRES_MS = 5000;
 const nanos = (ms: number) => Math.round(ms * 1_000_000);
 
 interface Active {
-  readonly msg: JsMsg;
+  /** The latest delivery of the request: the one the server waits on. */
+  msg: JsMsg;
   readonly timer: ReturnType<typeof setInterval>;
   subscription?: Subscription;
 }
@@ -111,7 +120,18 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
       if (!stopped) subscriber.next(activity);
     };
 
-    const deadLetter = async (runId: string | undefined, reason: string, attempts: number) => {
+    /**
+     * Writes a dead-letter record, only while `expectLastSequence` is still the
+     * last of the run's status (0: the run has none), so that it never lands
+     * on a run this request does not own.
+     */
+    const deadLetter = async (
+      runId: string | undefined,
+      reason: string,
+      attempts: number,
+      expectLastSequence: number,
+    ) => {
+      let recorded = runId !== undefined;
       if (runId !== undefined) {
         const record: DeadLetterRecord = {
           record: 'dead-letter',
@@ -126,44 +146,86 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
             subject: layout.statusSubject(runId),
             msgID: `${runId}.dead-letter`,
             headers: { [Headers.runId]: runId, [Headers.record]: 'dead-letter' },
+            expectLastSequence,
           },
           encodeRecord(record),
           timing,
-        );
+        ).catch((err: unknown) => {
+          if (!(err instanceof StatusMovedError)) throw err;
+          recorded = false;
+        });
       }
-      emit({ type: 'dead-lettered', runId, reason });
+      emit({
+        type: 'dead-lettered',
+        runId,
+        reason:
+          recorded || runId === undefined ? reason : `${reason} (not recorded: run ${runId} is another request's)`,
+      });
     };
 
     const handle = async (msg: JsMsg): Promise<void> => {
       const parsed = parseRequest(msg);
       if ('reason' in parsed) {
-        await deadLetter(parsed.runId, parsed.reason, 0);
+        await deadLetter(parsed.runId, parsed.reason, 0, 0);
         msg.term(parsed.reason);
         return;
       }
       const request = parsed.request;
       const { runId } = request;
-      const last = await lastStatus(nc, layout, runId);
-      // Each start is a new attempt, numbered past the last one started, even where the
-      // delivery count lags (a delivery the server took back counts for nothing there).
-      const attempt = Math.max(msg.info.deliveryCount, last?.record === 'started' ? last.attempt + 1 : 1);
+      const mine = [...active].find((entry) => entry.msg.seq === msg.seq);
+      if (mine) {
+        // Delivered again while this worker runs it (its progress reached the server late): keep it,
+        // confirming through the newest delivery, which is the one the server now waits on.
+        mine.msg = msg;
+        msg.working();
+        return;
+      }
+      const status = await readStatus(nc, layout, runId);
+      const last = status?.record;
       if (last?.record === 'finished' || last?.record === 'dead-letter') {
-        // Its end was recorded but the ack was lost: do not run it again.
+        // Its end was recorded but the ack was lost, or the run was submitted again: do not run it again.
         await msg.ackAck().catch(() => undefined);
         emit({
           type: 'skipped',
           runId,
-          attempt,
+          attempt: last.record === 'finished' ? last.attempt : last.attempts,
           reason: `run already ${last.record === 'finished' ? 'finished' : 'dead-lettered'}`,
         });
         return;
       }
+      if (
+        last?.record === 'started' &&
+        last.request !== undefined &&
+        last.request !== msg.seq &&
+        (await requestPending(nc, layout, last.request))
+      ) {
+        // The same run id submitted again while its first request is still being worked on.
+        await msg.ackAck().catch(() => undefined);
+        emit({
+          type: 'skipped',
+          runId,
+          attempt: last.attempt,
+          reason: `run already in progress (attempt ${last.attempt})`,
+        });
+        return;
+      }
+      // Attempts are numbered by the started records, never by the delivery count. The server
+      // counts every delivery, and a delivery can reach a worker that never starts it: a worker
+      // whose progress reached the server after ackWaitMs receives the request again on its own
+      // waiting pull, and can die before it writes that attempt's start; a worker can also be
+      // killed, or stop, between taking a request and starting it. Each such delivery pushes the
+      // count past the attempts started, so a count-based number skips. The started record is
+      // written only while the status read here is still the last (see publishTo), so two
+      // writers can never both start the same attempt, and numbers are exact: 1, 2, 3.
+      const attempt = last?.record === 'started' ? last.attempt + 1 : 1;
+      const fence = status?.sequence ?? 0;
       if (attempt > maxAttempts) {
         const lastWorker = last?.record === 'started' && last.worker ? `, last on ${last.worker}` : '';
         await deadLetter(
           runId,
           `its worker stopped before the run finished in each of ${maxAttempts} attempts${lastWorker}`,
           maxAttempts,
+          fence,
         );
         await msg.ackAck().catch(() => undefined);
         return;
@@ -174,7 +236,7 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
         runOptions = toRunOptions(options.runOptions, request, attempt);
         events$ = run({ ...runOptions, lifeline: true });
       } catch (err) {
-        await deadLetter(runId, `the request cannot be run: ${(err as Error).message}`, 0);
+        await deadLetter(runId, `the request cannot be run: ${(err as Error).message}`, 0, fence);
         msg.term();
         return;
       }
@@ -182,7 +244,7 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
         let recorded = false;
         const entry: Active = {
           msg,
-          timer: setInterval(() => msg.working(), Math.max(250, Math.floor(ackWaitMs / 3))),
+          timer: setInterval(() => entry.msg.working(), Math.max(250, Math.floor(ackWaitMs / 3))),
         };
         active.add(entry);
         emit({ type: 'started', runId, attempt });
@@ -191,11 +253,15 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
           active.delete(entry);
           resolve();
           if (stopped) return;
+          if (error instanceof AttemptSupersededError) {
+            // Another attempt owns the run and the request now: leave both alone.
+            return emit({ type: 'superseded', runId, attempt, nextAttempt: error.nextAttempt });
+          }
           if (!recorded) {
-            msg.nak();
+            entry.msg.nak();
             return emit({ type: 'returned', runId, attempt, error });
           }
-          void msg.ackAck().catch(() => undefined);
+          void entry.msg.ackAck().catch(() => undefined);
           emit(
             error === undefined
               ? { type: 'finished', runId, attempt, outcome: 'completed' }
@@ -210,6 +276,8 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
               attempt,
               worker,
               prompt: runOptions.prompt,
+              lastStatusSequence: fence,
+              requestSequence: msg.seq,
               onFinished: () => (recorded = true),
             }),
           )
@@ -224,7 +292,7 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
     };
 
     const serve = async () => {
-      const consumer = await workersConsumer(nc, layout, { ackWaitMs, maxAttempts });
+      const consumer = await workersConsumer(nc, layout, { ackWaitMs });
       while (!stopped) {
         if (handling + pulling >= concurrency) {
           await new Promise<void>((resolve) => (slotFreed = resolve));
@@ -332,28 +400,18 @@ function parseRequest(msg: JsMsg): { request: RunRequest } | { runId: string | u
   return { request };
 }
 
-/** The last status record of a run, if any. */
-export async function lastStatus(
-  nc: NatsConnection,
-  layout: JetStreamLayout,
-  runId: string,
-): Promise<StatusRecord | undefined> {
-  const jsm = await clientsOf(nc).manager();
-  const stored = await jsm.streams.getMessage(layout.eventsStream, { last_by_subj: layout.statusSubject(runId) });
-  return stored ? decodeRecord(stored.data) : undefined;
-}
-
 /** The durable pull consumer of the requests stream, created or brought to these settings. */
 async function workersConsumer(
   nc: NatsConnection,
   layout: JetStreamLayout,
-  { ackWaitMs, maxAttempts }: { ackWaitMs: number; maxAttempts: number },
+  { ackWaitMs }: { ackWaitMs: number },
 ): Promise<Consumer> {
   const jsm = await clientsOf(nc).manager();
   const settings = {
     ack_wait: nanos(ackWaitMs),
-    // One delivery past the attempts: the worker that gets it writes the dead-letter record.
-    max_deliver: maxAttempts + 1,
+    // Unlimited: attempts are counted by their started records, and a delivery that starts
+    // nothing (see handle) must not use up the run's last one.
+    max_deliver: -1,
   };
   try {
     try {

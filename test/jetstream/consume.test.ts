@@ -88,7 +88,8 @@ describe('fromJetStream', () => {
 
   it('waits for a run that has not started, then replays and follows it', async () => {
     const remote = lastValueFrom(fromJetStream(nc, 'later-1', { prefix }).pipe(toArray()));
-    await new Promise((r) => setTimeout(r, 300));
+    // Its consumer on the server is the sign that it is waiting.
+    while ((await consumers()).length === 0) await new Promise((r) => setImmediate(r));
     const local = await lastValueFrom(
       run({ prompt: 'x', ...fakeEvoSci([{ transcript: fixturePath('research-run.jsonl') }]) }).pipe(
         publishTo(nc, 'later-1', { prefix }),
@@ -128,12 +129,8 @@ describe('fromJetStream', () => {
     await publishing;
     seen.push(...(await lastValueFrom(fromJetStream(nc, 'resume-1', { prefix, after: position! }).pipe(toArray()))));
     expect(seen).toEqual(research);
-    let left = await consumers();
-    for (let i = 0; i < 20 && left.length > 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      left = await consumers();
-    }
-    expect(left).toEqual([]);
+    // Removed as each subscription ends, which the server applies a moment later.
+    while ((await consumers()).length > 0) await new Promise((r) => setImmediate(r));
   });
 
   it('reports a payload that is not an event as a diagnostic and goes on', async () => {
@@ -309,11 +306,10 @@ describe('ensureStreams', () => {
 describe('an unreachable broker', () => {
   it('fails to connect at once, naming the server', async () => {
     const port = await freePort();
-    const started = Date.now();
+    // Refused, not timed out: the answer is the server's absence, not a clock.
     await expect(connectBroker(`127.0.0.1:${port}`)).rejects.toThrow(
       new RegExp(`127\\.0\\.0\\.1:${port}.*(refused|ECONNREFUSED)`),
     );
-    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it('fails publishTo and fromJetStream on a closed connection with a BrokerError at once', async () => {
@@ -331,7 +327,6 @@ describe('an unreachable broker', () => {
     const nc = await connectBroker();
     const prefix = uniquePrefix('nostream');
     // No streams for this prefix: nothing answers the publishes.
-    const started = Date.now();
     const error = await lastValueFrom(
       run({ prompt: 'x', ...fakeEvoSci([{ transcript: fixturePath('contract-example.jsonl') }]) }).pipe(
         publishTo(nc, 'lost-1', { prefix, retryForMs: 1000, ackTimeoutMs: 300 }),
@@ -339,7 +334,7 @@ describe('an unreachable broker', () => {
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BrokerError);
     expect((error as Error).message).toMatch(/could not store lost-1\.1\.started on 127\.0\.0\.1:4222/);
-    expect(Date.now() - started).toBeLessThan(5000);
+    expect((error as Error).message).toMatch(/no ack within 1000 ms/);
     await expect(lastValueFrom(fromJetStream(nc, 'lost-1', { prefix }))).rejects.toThrow(/has ensureStreams run\?/);
     await nc.close();
   });

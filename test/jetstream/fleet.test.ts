@@ -63,8 +63,11 @@ describe('runs through workers on JetStream', () => {
     ]);
 
     const records: StatusRecord[] = [];
-    const watching = watchRuns(nc, { prefix }).subscribe({ next: (r) => records.push(r), error: () => undefined });
-    await new Promise((r) => setTimeout(r, 200));
+    // From the stream's start: no record can be written before the watcher is ready.
+    const watching = watchRuns(nc, { prefix, from: 'start' }).subscribe({
+      next: (r) => records.push(r),
+      error: () => undefined,
+    });
 
     workers.push(...[0, 1, 2].map(() => startWorker(BROKER, prefix, { concurrency: 2 })));
     await Promise.all(workers.map((w) => w.ready));

@@ -3,7 +3,7 @@
 // the last attempt, and for a request that cannot run, a dead-letter record.
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { firstValueFrom, lastValueFrom, materialize, take, toArray } from 'rxjs';
+import { filter, firstValueFrom, lastValueFrom, materialize, take, takeWhile, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   AttemptSupersededError,
@@ -12,7 +12,9 @@ import {
   layoutOf,
   positionOf,
   submitRun,
+  watchRuns,
   type EventPosition,
+  type StatusRecord,
 } from '../../src/jetstream/index.js';
 import type { EvoEvent } from '../../src/events.js';
 import { fixturePath } from '../support/collect.js';
@@ -92,6 +94,40 @@ describe('redelivery and dead letters', () => {
     await expect(lastValueFrom(fromJetStream(nc, runId, { prefix, after: stale }))).rejects.toBeInstanceOf(
       AttemptSupersededError,
     );
+  }, 60_000);
+
+  it('numbers attempts by the attempts started, not by deliveries: a delivery whose worker dies before starting it skips none', async () => {
+    const tag = `cli-lost-${prefix}`;
+    const layout = layoutOf({ prefix });
+    const first = startWorker(BROKER, prefix, { ackWaitMs: 1500 });
+    workers.push(first);
+    await first.ready;
+    const runId = await submitRun(nc, { prompt: `slow [${tag}]`, metadata: { scenario: 'slow', tag } }, { prefix });
+    const records = lastValueFrom(
+      watchRuns(nc, { prefix, from: 'start' }).pipe(
+        filter((r) => r.runId === runId),
+        takeWhile((r) => r.record !== 'finished', true),
+        toArray(),
+      ),
+    );
+    await firstValueFrom(fromJetStream(nc, runId, { prefix }).pipe(take(3), toArray()));
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    // A worker that takes the request once it is due again, and dies before it starts it.
+    const consumer = await jetstream(nc).consumers.get(layout.requestsStream, layout.workersConsumer);
+    const lost = await consumer.next({ expires: 30_000 });
+    expect(lost?.info.deliveryCount).toBe(2);
+
+    const second = startWorker(BROKER, prefix, { ackWaitMs: 1500 });
+    workers.push(second);
+    const written: StatusRecord[] = await records;
+    expect(written.map((r) => [r.record, r.record === 'dead-letter' ? 0 : r.attempt])).toEqual([
+      ['started', 1],
+      ['started', 2],
+      ['finished', 2],
+    ]);
+    expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(demo);
   }, 60_000);
 
   it('after its last attempt a run ends in a dead-letter record that gives the reason', async () => {

@@ -53,8 +53,12 @@ describe('a broker restart mid-run', () => {
       const sub = fromJetStream(reader, runId, { prefix }).subscribe(() => stored++);
       while (stored < COUNT / 4) await new Promise((r) => setTimeout(r, 20));
       sub.unsubscribe();
+      // The broker comes back once the publisher has seen it go.
+      const disconnected = (async () => {
+        for await (const status of publisher.status()) if (status.type === 'disconnect') return;
+      })();
       await broker.stop(signal);
-      await new Promise((r) => setTimeout(r, 700));
+      await disconnected;
       await broker.start();
 
       expect(count(await local)).toBe(expected.length);

@@ -1,0 +1,26 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { clientsOf, type JetStreamLayout } from './layout.js';
+import { decodeRecord, type StatusRecord } from './records.js';
+
+/** The last message on a run's status subject: its record (if it is one) and its stream sequence. */
+export interface StoredStatus {
+  readonly record: StatusRecord | undefined;
+  readonly sequence: number;
+}
+
+/** The last status message of a run, if it has any. */
+export async function readStatus(
+  nc: NatsConnection,
+  layout: JetStreamLayout,
+  runId: string,
+): Promise<StoredStatus | undefined> {
+  const jsm = await clientsOf(nc).manager();
+  const stored = await jsm.streams.getMessage(layout.eventsStream, { last_by_subj: layout.statusSubject(runId) });
+  return stored ? { record: decodeRecord(stored.data), sequence: stored.seq } : undefined;
+}
+
+/** Whether the request stored at `sequence` is still in the work queue: taken, or waiting, and not yet acknowledged. */
+export async function requestPending(nc: NatsConnection, layout: JetStreamLayout, sequence: number): Promise<boolean> {
+  const jsm = await clientsOf(nc).manager();
+  return (await jsm.streams.getMessage(layout.requestsStream, { seq: sequence })) !== null;
+}
