@@ -109,6 +109,11 @@ function parse(text: string, line: number): unknown {
   }
 }
 
+/** All the digits of the integer a number holds (`1e21` as `1000000000000000000000`). */
+function exactly(value: number): string {
+  return Number.isFinite(value) ? BigInt(value).toString() : String(value);
+}
+
 /** Tells `onNote` when `JSON.parse` rounded an integer of the line. */
 function noteRounding(text: string, line: number, onNote: (issue: DecodeIssue) => void): void {
   const unsafe = unsafeIntegers(text);
@@ -119,7 +124,7 @@ function noteRounding(text: string, line: number, onNote: (issue: DecodeIssue) =
     new DecodeIssue(
       line,
       text,
-      `integer ${first.slice(0, VALUE_LIMIT)} is beyond ±2^53 and was rounded to ${String(Number(first)).slice(0, VALUE_LIMIT)}${more}`,
+      `integer ${first.slice(0, VALUE_LIMIT)} is beyond ±2^53 and was rounded to ${exactly(Number(first)).slice(0, VALUE_LIMIT)}${more}`,
       true,
     ),
   );

@@ -83,6 +83,12 @@ export function parsePythonJson(text: string): unknown {
   );
 }
 
+/** Whether a JavaScript number holds the integer `digits` exactly (2^53 does; 2^53 + 1 does not). */
+function holdsExactly(digits: string): boolean {
+  const value = Number(digits);
+  return Number.isSafeInteger(value) || (Number.isFinite(value) && BigInt(digits) === BigInt(value));
+}
+
 /**
  * The integers of a JSON line that a JavaScript number cannot hold exactly
  * (beyond ±2^53), as written; strings are not looked into. A line without 16
@@ -93,7 +99,7 @@ export function unsafeIntegers(text: string): string[] {
   const found: string[] = [];
   outsideStrings(text, (from, to) => {
     for (const [token] of text.slice(from, to).matchAll(NUMBER)) {
-      if (/^-?\d+$/.test(token) && !Number.isSafeInteger(Number(token))) found.push(token);
+      if (/^-?\d+$/.test(token) && !holdsExactly(token)) found.push(token);
     }
   });
   return found;

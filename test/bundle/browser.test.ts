@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
-  exports: Record<string, { import: string }>;
+  exports: Record<string, { default: string }>;
 };
 
 /** The browser-safe entries of the package, as its `exports` map names them. */
@@ -18,7 +18,7 @@ describe('browser bundles', () => {
 
   it.each(browserEntries)('%s bundles for the browser with no Node built-in and no execa', async (entry) => {
     const result = await build({
-      entryPoints: [`${root}${pkg.exports[entry]!.import}`],
+      entryPoints: [`${root}${pkg.exports[entry]!.default}`],
       bundle: true,
       platform: 'browser',
       format: 'esm',

@@ -36,7 +36,9 @@ describe('decoding properties', () => {
         expect(await collect(fromJsonl(events.map(toJsonl).join(''), { onDiagnostic }))).toEqual(
           JSON.parse(JSON.stringify(events)) as unknown,
         );
-        expect(issues).toEqual([]);
+        // JavaScript writes a large double with the fewest digits that read back to it; that text names
+        // another integer, which the decoder notes as rounded while keeping the event.
+        expect(issues.filter((issue) => !(issue.kept && /beyond ±2\^53/.test(issue.message)))).toEqual([]);
       }),
       { numRuns: 300 },
     );
