@@ -35,7 +35,7 @@ export { decodeLine } from './decode/decodeLine.js';
 export type { DecodeOptions } from './decode/JsonlDecoder.js';
 export { fromJsonl, toJsonl, type JsonlOptions, type JsonlSource } from './decode/jsonl.js';
 export { eachEvent, type EachEventOptions } from './flow/eachEvent.js';
-export { FlowControl } from './flow/FlowControl.js';
+export { FlowControl } from './FlowControl.js';
 export type { FlowSource } from './flow/ObservableByteSource.js';
 export { toJsonlStream } from './flow/toJsonlStream.js';
 export { toSseStream, type SseOptions } from './flow/toSseStream.js';

@@ -1,7 +1,7 @@
 import { Observable, type Subscriber } from 'rxjs';
 import { DecodeError } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
-import type { FlowControl } from '../flow/FlowControl.js';
+import type { FlowControl } from '../FlowControl.js';
 import { checkDecodeOptions, deliver, JsonlDecoder, type DecodeOptions } from './JsonlDecoder.js';
 import { stringifyPythonJson } from './pythonJson.js';
 

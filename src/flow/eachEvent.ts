@@ -1,5 +1,5 @@
 import type { Observable, Subscription } from 'rxjs';
-import { FlowControl } from './FlowControl.js';
+import { FlowControl } from '../FlowControl.js';
 
 /** Options of `eachEvent`. */
 export interface EachEventOptions {

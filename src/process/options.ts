@@ -1,5 +1,5 @@
 import { checkDecodeOptions, type DecodeOptions } from '../decode/JsonlDecoder.js';
-import type { FlowControl } from '../flow/FlowControl.js';
+import type { FlowControl } from '../FlowControl.js';
 
 /** Options of `run()`. Only `prompt` is required. */
 export interface RunOptions extends DecodeOptions {
