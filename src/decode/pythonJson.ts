@@ -39,13 +39,17 @@ function outsideStrings(text: string, visit: (from: number, to: number) => void)
 }
 
 /**
- * A control character whose JSON escape `text` does not hold: a string value
- * starting with it cannot come from `text`, so it can mark what we inserted.
+ * A run of one or two control characters whose JSON escapes `text` does not
+ * hold in a row: a string value starting with it cannot come from `text`, so
+ * it can mark what we inserted. (JSON can write these characters only as
+ * `\u00XX`.) `undefined` only for a text holding every pair.
  */
 function freeMarker(text: string): string | undefined {
-  for (const code of MARKER_CODES) {
-    const hex = code.toString(16).padStart(2, '0');
-    if (!new RegExp(`\\\\u00${hex}`, 'i').test(text)) return String.fromCharCode(code);
+  const absent = (codes: readonly number[]): boolean =>
+    !new RegExp(codes.map((code) => `\\\\u00${code.toString(16).padStart(2, '0')}`).join(''), 'i').test(text);
+  for (const code of MARKER_CODES) if (absent([code])) return String.fromCharCode(code);
+  for (const first of MARKER_CODES) {
+    for (const second of MARKER_CODES) if (absent([first, second])) return String.fromCharCode(first, second);
   }
   return undefined;
 }
@@ -77,8 +81,8 @@ export function parsePythonJson(text: string): unknown {
   if (!replaced) return JSON.parse(text);
   parts.push(text.slice(copied));
   return JSON.parse(parts.join(''), (_key, value: unknown) =>
-    typeof value === 'string' && value.startsWith(marker) && Object.hasOwn(VALUES, value.slice(1))
-      ? VALUES[value.slice(1)]
+    typeof value === 'string' && value.startsWith(marker) && Object.hasOwn(VALUES, value.slice(marker.length))
+      ? VALUES[value.slice(marker.length)]
       : value,
   );
 }
@@ -103,11 +107,12 @@ export function unsafeIntegers(text: string): string[] {
  * `JSON.stringify` of a value, with non-finite numbers written as Python
  * writes them (`NaN`, `Infinity`, `-Infinity`) instead of `null`, so that
  * `parsePythonJson` reads back the same value. Costs a second pass only for
- * output that holds `null`.
+ * output that holds `null`. A value with no JSON (`undefined`) gives `''`.
  */
 export function stringifyPythonJson(value: unknown): string {
-  const plain = JSON.stringify(value);
-  if (!plain.includes('null')) return plain;
+  // `undefined` (and a function) has no JSON: written as nothing.
+  const plain = JSON.stringify(value) as string | undefined;
+  if (plain === undefined || !plain.includes('null')) return plain ?? '';
   const marker = freeMarker(plain);
   if (marker === undefined) return plain;
   let found = false;
@@ -118,7 +123,7 @@ export function stringifyPythonJson(value: unknown): string {
   });
   if (!found) return plain;
   const escaped = JSON.stringify(marker).slice(1, -1);
-  return json.replace(/"\\u00[0-9a-f]{2}(-Infinity|Infinity|NaN)"/g, (whole, token: string) =>
-    whole.startsWith(`"${escaped}`) ? token : whole,
+  return json.replace(/"(?:\\u00[0-9a-f]{2}){1,2}(-Infinity|Infinity|NaN)"/g, (whole, token: string) =>
+    whole === `"${escaped}${token}"` ? token : whole,
   );
 }

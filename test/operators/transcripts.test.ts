@@ -22,6 +22,8 @@ const transcripts = [
   'needs-input-approval.jsonl',
   'error-run.jsonl',
   'resumed-run.jsonl',
+  'subagent-approval.jsonl',
+  'examples/transcripts/parallel-approvals.jsonl',
   'examples/transcripts/interrupt-run.jsonl',
   'examples/transcripts/resumed-run.jsonl',
   'examples/transcripts/demo-run.jsonl',

@@ -41,8 +41,21 @@ const events = [
   'fromJsonl',
   'isKnownEvent',
   'toJsonl',
+  'unknownEvent',
 ];
-const operators = ['accumulateText', 'groupSubagents', 'ofType', 'pairToolCalls', 'sumUsage', 'summarize'];
+const operators = [
+  'accumulateText',
+  'briefArgs',
+  'countToolCalls',
+  'groupSubagents',
+  'isToolCall',
+  'jsonPreview',
+  'ofType',
+  'pairToolCalls',
+  'sumUsage',
+  'summarize',
+  'viewActions',
+];
 
 const surface: Record<string, readonly string[]> = {
   'evosci-rx': [...events, ...operators, 'converse', 'run'],
