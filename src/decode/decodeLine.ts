@@ -10,7 +10,7 @@ import {
   unknownEvent,
 } from '../events.js';
 import { fastGuard } from './fastGuard.js';
-import { parsePythonJson, unsafeIntegers } from './pythonJson.js';
+import { holdsUnsafeInteger, parsePythonJson, unsafeIntegers } from './pythonJson.js';
 
 // Kept importable from here, where the decoder's callers have always found it.
 export { DecodeIssue } from '../errors.js';
@@ -82,7 +82,7 @@ export function decodeLine(
     event = unknownEvent(value as UnknownEvent['event']);
   } else if (guard(value)) event = value as EvoEvent;
   else return wrongShape(text, line, type, value);
-  if (onNote) noteRounding(text, line, onNote);
+  if (onNote && holdsUnsafeInteger(value)) noteRounding(text, line, onNote);
   return event;
 }
 
@@ -109,7 +109,7 @@ function parse(text: string, line: number): unknown {
   }
 }
 
-/** Tells `onNote` when `JSON.parse` rounded an integer of the line. */
+/** Tells `onNote` which integers of the line `JSON.parse` rounded (none: the big number was written as a float). */
 function noteRounding(text: string, line: number, onNote: (issue: DecodeIssue) => void): void {
   const unsafe = unsafeIntegers(text);
   if (unsafe.length === 0) return;

@@ -87,6 +87,33 @@ export function parsePythonJson(text: string): unknown {
   );
 }
 
+/** The values still to look at in `holdsUnsafeInteger`, reused: the check runs for every line. */
+const pending: unknown[] = [];
+
+/**
+ * Whether a parsed value holds a whole number beyond ±2^53: one an integer
+ * of the line may have been rounded to (`unsafeIntegers` then says which).
+ * Its cost follows the number of values, not the bytes of the strings, and
+ * deep nesting costs no stack.
+ */
+export function holdsUnsafeInteger(value: unknown): boolean {
+  pending.push(value);
+  try {
+    while (pending.length > 0) {
+      const v = pending.pop();
+      if (typeof v === 'number') {
+        if (!Number.isSafeInteger(v) && Number.isInteger(v)) return true;
+      } else if (typeof v === 'object' && v !== null) {
+        if (Array.isArray(v)) for (const item of v) pending.push(item);
+        else for (const key in v) pending.push((v as Record<string, unknown>)[key]);
+      }
+    }
+    return false;
+  } finally {
+    pending.length = 0;
+  }
+}
+
 /**
  * The integers of a JSON line that a JavaScript number cannot hold exactly
  * (beyond ±2^53), as written; strings are not looked into. A line without 16
