@@ -182,7 +182,7 @@ describe('evosci-rx endings', () => {
   it('counts in the singular and the plural', async () => {
     const one = [ev.toolCall('ls', {}, 'c1'), ev.toolResult('ls', 'a', { id: 'c1' }), ev.done('ok')];
     const { stdout } = await command(['view', '-'], undefined, one.map(line).join('\n'));
-    expect(stdout).toMatch(/completed · 1 tool call · 0 sub-agents · 0 tokens \(0 in · 0 out\) · 3 events/);
+    expect(stdout).toMatch(/completed · 1 tool call · 0 sub-agents · 0 main-agent tokens \(0 in · 0 out\) · 3 events/);
   });
 
   it('SIGTERM stops the run and its EvoSci, and exits 143', async () => {
