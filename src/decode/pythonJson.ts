@@ -115,8 +115,8 @@ export function holdsUnsafeInteger(value: unknown): boolean {
 }
 
 /**
- * The integers of a JSON line that a JavaScript number does not hold exactly
- * (some beyond ±2^53), as written; strings are not looked into. A line without 16
+ * The integers of a JSON line whose digits a JavaScript number does not keep
+ * (only some beyond ±2^53 can lose any), as written; strings are not looked into. A line without 16
  * digits in a row costs one regular-expression test.
  */
 export function unsafeIntegers(text: string): string[] {
@@ -124,10 +124,9 @@ export function unsafeIntegers(text: string): string[] {
   const found: string[] = [];
   outsideStrings(text, (from, to) => {
     for (const [token] of text.slice(from, to).matchAll(NUMBER)) {
-      // Exactly: 2^53 itself is not a safe integer, yet a number holds it without loss.
-      if (/^-?\d+$/.test(token) && !Number.isSafeInteger(Number(token)) && BigInt(token) !== BigInt(Number(token))) {
-        found.push(token);
-      }
+      // Lost digits are what JavaScript writes back differently: 2^53, or a number a JavaScript
+      // program wrote (as `toJsonl` does), reads back as written, and is not reported.
+      if (/^-?\d+$/.test(token) && String(Number(token)) !== token) found.push(token);
     }
   });
   return found;
