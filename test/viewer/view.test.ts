@@ -142,6 +142,7 @@ describe('a sub-agent stopped for approval', () => {
       interactive: false,
     });
     expect(text).toMatch(/code-agent › \? execute python sweep\.py/);
+    expect(text).toMatch(/^\? code-agent Launch the learning-rate sweep \(\d+ events, awaiting input\)$/m);
     expect(text).toContain('Needs input');
     expect(text).toMatch(/approve execute \{"command":"python sweep\.py","lr":NaN,"budget":Infinity\}/);
     expect(text).toContain('sends its prompt as a new message; the paused call itself gets no answer');
