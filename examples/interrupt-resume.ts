@@ -1,5 +1,5 @@
 // Human in the loop: a run without auto mode stops at the agent's question;
-// answer it and resume the same thread.
+// reply in a new run that resumes the same thread.
 //
 //   npx tsx examples/interrupt-resume.ts [--prompt TEXT] [--answer TEXT]... [--speed X]
 //   npx tsx examples/interrupt-resume.ts --answer ImageNet-1k --answer 4
@@ -8,8 +8,12 @@
 // `interrupt`) event and its `done`: `summarize()` says `needs-input`. The
 // thread id is only in the resume hint EvoSci prints when it exits; `converse`
 // takes it from each run's exit into the next, which resumes the thread with
-// the answers as its prompt, until a run ends without a question. Each `--answer` answers the next question in order; the
-// others take the first choice (or "approve" for an approval request).
+// the replies as its prompt, until a run ends without a question. EvoSci sends
+// that prompt as a new message in the thread, not as the paused call's answer:
+// the `ask_user` call never gets a result, and the agent reads the reply as a
+// new request that follows its question, so the reply repeats each question.
+// Each `--answer` replies to the next question in order; the others take the
+// first choice (or "approve" for an approval request).
 //
 // Without EvoSci installed (or with EVOSCI_RX_FAKE=1) the first run replays
 // examples/transcripts/interrupt-run.jsonl and a resume hint through the fake
@@ -19,7 +23,14 @@ import { parseArgs } from 'node:util';
 import pc from 'picocolors';
 import { concatMap, connect, filter, ignoreElements, lastValueFrom, merge, Subject, tap, type Observable } from 'rxjs';
 import { converse, type AskUserEvent, type EvoEvent, type InterruptEvent } from 'evosci-rx';
-import { pairToolCalls, summarize, type RunSummary, type ToolInvocation } from 'evosci-rx/operators';
+import {
+  briefArgs,
+  jsonPreview,
+  pairToolCalls,
+  summarize,
+  type RunSummary,
+  type ToolInvocation,
+} from 'evosci-rx/operators';
 import { evosciCommand, livePacing, transcript } from './evosciCommand.js';
 
 const { values: opts } = parseArgs({
@@ -41,8 +52,8 @@ const FAKE_THREAD = '7c1e52d0-4b8a-4f3e-9a61-2f0d3c9be4a1';
 /** Answers are picked automatically when not given: stop an agent that keeps asking. */
 const MAX_ROUNDS = 5;
 
-// One conversation: each answer is the next prompt, in a run that resumes the thread
-// the one before printed. The fake does not read --resume: a resumed run plays its own script.
+// One conversation: each reply is the next prompt, a new message in a run that resumes
+// the thread the one before printed. The fake does not read --resume: a resumed run plays its own script.
 const { fake, ...cli } = evosciCommand([
   { onResume: [{ transcript: transcript('resumed-run.jsonl'), ...livePacing(speed) }] },
   { transcript: transcript('interrupt-run.jsonl'), ...livePacing(speed) },
@@ -109,9 +120,8 @@ function showCall(call: ToolInvocation): void {
     unfinished: pc.yellow('…'),
     'awaiting-input': pc.yellow('?'),
   }[call.status];
-  const args = JSON.stringify(call.args);
   // The questions are shown in full below.
-  const detail = call.name === 'ask_user' ? 'waiting for an answer' : args.length > 70 ? `${args.slice(0, 69)}…` : args;
+  const detail = call.name === 'ask_user' ? 'waiting for a reply' : briefArgs(call.args, 70);
   console.log(`  ${mark} ${call.name} ${pc.dim(detail)}`);
 }
 
@@ -131,7 +141,7 @@ function answerQuestions(event: AskUserEvent): string[] {
 function answerInterrupt(event: InterruptEvent): string {
   console.log(`\n${pc.cyan('?')} ${pc.bold('Approve these actions?')}`);
   for (const request of event.action_requests) {
-    console.log(`  ${request.name} ${pc.dim(JSON.stringify(request.args ?? {}))}`);
+    console.log(`  ${request.name} ${pc.dim(jsonPreview(request.args ?? {}))}`);
   }
   const answer = answers.shift() ?? 'approve';
   console.log(`  ${pc.green('→')} ${answer}`);

@@ -173,7 +173,9 @@ export class ToolCallTracker {
         else this.askedAnonymously = true;
         return undefined;
       case 'interrupt':
-        if (this.requests.length < REMEMBERED_REQUESTS) this.requests.push(...event.action_requests);
+        for (const request of event.action_requests) {
+          if (this.requests.length < REMEMBERED_REQUESTS) this.requests.push(request);
+        }
         return undefined;
       case 'subagent_start':
         if (event.instance_id && event.tool_call_id) this.taskOfInstance.set(event.instance_id, event.tool_call_id);

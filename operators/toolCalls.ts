@@ -1,3 +1,4 @@
+import { stringifyPythonJson } from '../src/decode/pythonJson.js';
 import type { ToolInvocation } from './ToolCallTracker.js';
 
 /** How many tool calls there are in each state, and in all. */
@@ -40,10 +41,13 @@ export function briefArgs(args: Readonly<Record<string, unknown>>, width = Infin
   return text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text;
 }
 
-/** A value as JSON for a preview: one that nests too deep to write is said to, not thrown. */
+/**
+ * A value as JSON for a preview, non-finite numbers as the producer wrote
+ * them (`NaN`, not `null`); one that nests too deep to write is said to, not thrown.
+ */
 export function jsonPreview(value: unknown): string {
   try {
-    return JSON.stringify(value) ?? '';
+    return stringifyPythonJson(value);
   } catch {
     return '(too deeply nested to show)';
   }

@@ -62,7 +62,8 @@ const steps = {
     const lines = transcriptLines(step);
     const limit = step.count ?? lines.length;
     for (let i = 0; i < limit && i < lines.length; i++) {
-      const delay = step.delayByType?.[JSON.parse(lines[i]).type] ?? step.delayMs;
+      // The type read off the text: a line of Python's JSON (a bare NaN) is no JSON.parse input.
+      const delay = step.delayByType?.[/^\{"type": ?"([^"]*)"/.exec(lines[i])?.[1] ?? ''] ?? step.delayMs;
       if (delay) await sleep(delay);
       // Timestamped events let a reader measure write-to-read latency.
       const line = step.stamp

@@ -152,6 +152,11 @@ export class ViewModel {
   usage: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
   summary: RunSummary | undefined;
 
+  /** The delegation of a sub-agent run, while it is kept. */
+  delegation(run: SubagentRun): ViewDelegation | undefined {
+    return this.byRun.get(run);
+  }
+
   /** The kept delegations, in start order. */
   get delegations(): readonly ViewDelegation[] {
     return [...this.byRun.values()];

@@ -198,7 +198,8 @@ export function renderFrame(state: ViewModel, c: Colors, spinner: string, size: 
 
 /**
  * A line of the plain (non-TTY) output for an action, or `undefined` for none;
- * `view` (the state the action was applied to) names panel dispatches by label.
+ * `view` (the state the action was applied to) names panel dispatches by label
+ * and tells a sub-agent waiting for input from one the stream left unfinished.
  */
 export function describeAction(action: ViewAction, c: Colors, width = 100, view?: ViewModel): string | undefined {
   switch (action.kind) {
@@ -213,8 +214,9 @@ export function describeAction(action: ViewAction, c: Colors, width = 100, view?
       // Printed at the end, not the start: by then a placeholder name has been replaced.
       const name = f.fit(action.delegation.name, 40);
       const { description } = action.delegation;
-      const mark = action.delegation.ended ? '■' : c.yellow('□');
-      const state = action.delegation.ended ? '' : ', unfinished';
+      const waiting = (view?.delegation(action.delegation)?.tools.inState('awaiting-input') ?? 0) > 0;
+      const mark = action.delegation.ended ? '■' : c.yellow(waiting ? '?' : '□');
+      const state = action.delegation.ended ? '' : waiting ? ', awaiting input' : ', unfinished';
       return `${mark} ${c.magenta(name)} ${c.dim(f.fit(description, width - name.length - 20))} (${plural(action.events, 'event')}${state})`;
     }
     case 'error':

@@ -6,6 +6,7 @@ export const SCENARIOS = {
   demo: 'a research run with sub-agents, replayed live',
   'needs-input': 'a run that stops at a question (--no-auto-mode)',
   slow: 'a run that stalls after a few steps, to cancel',
+  'sub-agent-approvals': 'two sub-agents that stop for approval of the same call (--no-auto-mode)',
 } as const;
 export type Scenario = keyof typeof SCENARIOS;
 

@@ -8,6 +8,7 @@ export const SCENARIO_PROMPTS: Readonly<Record<Scenario, string>> = {
   demo: 'Survey recent work on sparse attention and write notes.md',
   'needs-input': 'Train a baseline image classifier on the data in /data',
   slow: 'Survey recent work on sparse attention and write notes.md',
+  'sub-agent-approvals': 'Clean the cache of both data shards',
 };
 
 /** The fake CLI's script for a scenario, `speed` times faster than live. */
@@ -25,6 +26,12 @@ export function scenarioSteps(scenario: Scenario, speed = 1): FakeStep[] {
         { stderr: 'Loading agent…' },
         { transcript: transcript('interrupt-run.jsonl'), ...pacing },
         { resumeHint: 'demo-5b21e0' },
+      ];
+    case 'sub-agent-approvals':
+      return [
+        { stderr: 'Loading agent…' },
+        { transcript: transcript('parallel-approvals.jsonl'), ...pacing },
+        { resumeHint: 'demo-c0a1e7' },
       ];
     case 'slow':
       // A few steps, then no more output until the run is stopped.

@@ -10,7 +10,7 @@ import {
   unknownEvent,
 } from '../events.js';
 import { fastGuard } from './fastGuard.js';
-import { parsePythonJson, unsafeIntegers } from './pythonJson.js';
+import { holdsUnsafeInteger, parsePythonJson, unsafeIntegers } from './pythonJson.js';
 
 // Kept importable from here, where the decoder's callers have always found it.
 export { DecodeIssue } from '../errors.js';
@@ -82,7 +82,7 @@ export function decodeLine(
     event = unknownEvent(value as UnknownEvent['event']);
   } else if (guard(value)) event = value as EvoEvent;
   else return wrongShape(text, line, type, value);
-  if (onNote) noteRounding(text, line, onNote);
+  if (onNote && holdsUnsafeInteger(value)) noteRounding(text, line, onNote);
   return event;
 }
 
@@ -109,12 +109,7 @@ function parse(text: string, line: number): unknown {
   }
 }
 
-/** All the digits of the integer a number holds (`1e21` as `1000000000000000000000`). */
-function exactly(value: number): string {
-  return Number.isFinite(value) ? BigInt(value).toString() : String(value);
-}
-
-/** Tells `onNote` when `JSON.parse` rounded an integer of the line. */
+/** Tells `onNote` which integers of the line `JSON.parse` rounded (none: the big number was written as a float). */
 function noteRounding(text: string, line: number, onNote: (issue: DecodeIssue) => void): void {
   const unsafe = unsafeIntegers(text);
   if (unsafe.length === 0) return;
@@ -124,7 +119,7 @@ function noteRounding(text: string, line: number, onNote: (issue: DecodeIssue) =
     new DecodeIssue(
       line,
       text,
-      `integer ${first.slice(0, VALUE_LIMIT)} is beyond ±2^53 and was rounded to ${exactly(Number(first)).slice(0, VALUE_LIMIT)}${more}`,
+      `integer ${first.slice(0, VALUE_LIMIT)} is beyond ±2^53 and was rounded to ${String(Number(first)).slice(0, VALUE_LIMIT)}${more}`,
       true,
     ),
   );

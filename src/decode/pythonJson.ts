@@ -39,13 +39,17 @@ function outsideStrings(text: string, visit: (from: number, to: number) => void)
 }
 
 /**
- * A control character whose JSON escape `text` does not hold: a string value
- * starting with it cannot come from `text`, so it can mark what we inserted.
+ * A run of one or two control characters whose JSON escapes `text` does not
+ * hold in a row: a string value starting with it cannot come from `text`, so
+ * it can mark what we inserted. (JSON can write these characters only as
+ * `\u00XX`.) `undefined` only for a text holding every pair.
  */
 function freeMarker(text: string): string | undefined {
-  for (const code of MARKER_CODES) {
-    const hex = code.toString(16).padStart(2, '0');
-    if (!new RegExp(`\\\\u00${hex}`, 'i').test(text)) return String.fromCharCode(code);
+  const absent = (codes: readonly number[]): boolean =>
+    !new RegExp(codes.map((code) => `\\\\u00${code.toString(16).padStart(2, '0')}`).join(''), 'i').test(text);
+  for (const code of MARKER_CODES) if (absent([code])) return String.fromCharCode(code);
+  for (const first of MARKER_CODES) {
+    for (const second of MARKER_CODES) if (absent([first, second])) return String.fromCharCode(first, second);
   }
   return undefined;
 }
@@ -77,21 +81,42 @@ export function parsePythonJson(text: string): unknown {
   if (!replaced) return JSON.parse(text);
   parts.push(text.slice(copied));
   return JSON.parse(parts.join(''), (_key, value: unknown) =>
-    typeof value === 'string' && value.startsWith(marker) && Object.hasOwn(VALUES, value.slice(1))
-      ? VALUES[value.slice(1)]
+    typeof value === 'string' && value.startsWith(marker) && Object.hasOwn(VALUES, value.slice(marker.length))
+      ? VALUES[value.slice(marker.length)]
       : value,
   );
 }
 
-/** Whether a JavaScript number holds the integer `digits` exactly (2^53 does; 2^53 + 1 does not). */
-function holdsExactly(digits: string): boolean {
-  const value = Number(digits);
-  return Number.isSafeInteger(value) || (Number.isFinite(value) && BigInt(digits) === BigInt(value));
+/** The values still to look at in `holdsUnsafeInteger`, reused: the check runs for every line. */
+const pending: unknown[] = [];
+
+/**
+ * Whether a parsed value holds a whole number beyond ±2^53: one an integer
+ * of the line may have been rounded to (`unsafeIntegers` then says which).
+ * Its cost follows the number of values, not the bytes of the strings, and
+ * deep nesting costs no stack.
+ */
+export function holdsUnsafeInteger(value: unknown): boolean {
+  pending.push(value);
+  try {
+    while (pending.length > 0) {
+      const v = pending.pop();
+      if (typeof v === 'number') {
+        if (!Number.isSafeInteger(v) && Number.isInteger(v)) return true;
+      } else if (typeof v === 'object' && v !== null) {
+        if (Array.isArray(v)) for (const item of v) pending.push(item);
+        else for (const key in v) pending.push((v as Record<string, unknown>)[key]);
+      }
+    }
+    return false;
+  } finally {
+    pending.length = 0;
+  }
 }
 
 /**
- * The integers of a JSON line that a JavaScript number cannot hold exactly
- * (beyond ±2^53), as written; strings are not looked into. A line without 16
+ * The integers of a JSON line whose digits a JavaScript number does not keep
+ * (only some beyond ±2^53 can lose any), as written; strings are not looked into. A line without 16
  * digits in a row costs one regular-expression test.
  */
 export function unsafeIntegers(text: string): string[] {
@@ -99,7 +124,9 @@ export function unsafeIntegers(text: string): string[] {
   const found: string[] = [];
   outsideStrings(text, (from, to) => {
     for (const [token] of text.slice(from, to).matchAll(NUMBER)) {
-      if (/^-?\d+$/.test(token) && !holdsExactly(token)) found.push(token);
+      // Lost digits are what JavaScript writes back differently: 2^53, or a number a JavaScript
+      // program wrote (as `toJsonl` does), reads back as written, and is not reported.
+      if (/^-?\d+$/.test(token) && String(Number(token)) !== token) found.push(token);
     }
   });
   return found;
@@ -109,11 +136,12 @@ export function unsafeIntegers(text: string): string[] {
  * `JSON.stringify` of a value, with non-finite numbers written as Python
  * writes them (`NaN`, `Infinity`, `-Infinity`) instead of `null`, so that
  * `parsePythonJson` reads back the same value. Costs a second pass only for
- * output that holds `null`.
+ * output that holds `null`. A value with no JSON (`undefined`) gives `''`.
  */
 export function stringifyPythonJson(value: unknown): string {
-  const plain = JSON.stringify(value);
-  if (!plain.includes('null')) return plain;
+  // `undefined` (and a function) has no JSON: written as nothing.
+  const plain = JSON.stringify(value) as string | undefined;
+  if (plain === undefined || !plain.includes('null')) return plain ?? '';
   const marker = freeMarker(plain);
   if (marker === undefined) return plain;
   let found = false;
@@ -124,7 +152,7 @@ export function stringifyPythonJson(value: unknown): string {
   });
   if (!found) return plain;
   const escaped = JSON.stringify(marker).slice(1, -1);
-  return json.replace(/"\\u00[0-9a-f]{2}(-Infinity|Infinity|NaN)"/g, (whole, token: string) =>
-    whole.startsWith(`"${escaped}`) ? token : whole,
+  return json.replace(/"(?:\\u00[0-9a-f]{2}){1,2}(-Infinity|Infinity|NaN)"/g, (whole, token: string) =>
+    whole === `"${escaped}${token}"` ? token : whole,
   );
 }

@@ -202,7 +202,7 @@ describe('examples/record-replay.ts', () => {
 });
 
 describe('examples/interrupt-resume.ts', () => {
-  it('shows the question, answers it and prints the resumed run’s response', async () => {
+  it('shows the question, replies in a resumed run and prints that run’s response', async () => {
     const { stdout } = await runExample('interrupt-resume.ts', ['--speed', '50', '--answer', 'ImageNet-1k']);
 
     expect(stdout).toContain(`Agent: ${truth('interrupt-run').response}`);

@@ -22,6 +22,8 @@ const transcripts = [
   'needs-input-approval.jsonl',
   'error-run.jsonl',
   'resumed-run.jsonl',
+  'subagent-approval.jsonl',
+  'examples/transcripts/parallel-approvals.jsonl',
   'examples/transcripts/interrupt-run.jsonl',
   'examples/transcripts/resumed-run.jsonl',
   'examples/transcripts/demo-run.jsonl',
@@ -138,7 +140,7 @@ describe.each(transcripts)('operators on %s', (name) => {
     ).toEqual(truth.invocations.map(({ name, status: s, args, result }) => ({ name, status: s, args, result })));
   });
 
-  it('accumulateText() and sumUsage() end at the authoritative text and the totals', async () => {
+  it('accumulateText() and sumUsage() end at the main agent’s text and token totals', async () => {
     const texts = await collect(events$.pipe(accumulateText()));
     expect(texts.at(-1) ?? '').toBe(truth.response || truth.text);
     const totals = await collect(events$.pipe(sumUsage()));

@@ -15,9 +15,18 @@ export function fixtureBytes(name: string): Uint8Array {
   return new Uint8Array(readFileSync(fixturePath(name)));
 }
 
-/** The parsed `*.truth.json` written beside a fixture by `test/fixtures/generate.ts` (its `Truth` type is in `producer.ts`). */
+/**
+ * The parsed `*.truth.json` written beside a fixture by `test/fixtures/generate.ts` (its `Truth` type is in `producer.ts`).
+ * A value plain JSON cannot hold is written there as `{"$py": "NaN"}` (or `Infinity`, `-Infinity`, the digits of an
+ * integer beyond 2^53): it is read as a JavaScript client gets it, the number, rounded for the integer.
+ */
 export function fixtureTruth<T = Record<string, unknown>>(name: string): T {
-  return JSON.parse(readFileSync(fixturePath(name.replace(/\.jsonl$/, '.truth.json')), 'utf8')) as T;
+  const text = readFileSync(fixturePath(name.replace(/\.jsonl$/, '.truth.json')), 'utf8');
+  return JSON.parse(text, (_key, value: unknown) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+    const keys = Object.keys(value);
+    return keys.length === 1 && keys[0] === '$py' ? Number((value as { $py: string }).$py) : value;
+  }) as T;
 }
 
 /** Every value of a finite Observable. */

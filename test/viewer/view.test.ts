@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import pc from 'picocolors';
 import { lastValueFrom, scan, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
@@ -5,6 +6,7 @@ import { fromJsonl, type EvoEvent } from '../../index.js';
 import { viewActions } from '../../operators/index.js';
 import { ViewModel } from '../../viewer/model.js';
 import { renderFrame } from '../../viewer/render.js';
+import { liveView } from '../../viewer/liveView.js';
 import { fixtureBytes, fixtureTruth } from '../support/collect.js';
 import { marbles } from '../support/marbles.js';
 import { events as ev } from '../../testing/events.js';
@@ -94,5 +96,57 @@ describe('the demo’s last frame', () => {
       for (const query of own.slice(-2)) expect(shown).toContain(query.slice(0, 30));
       for (const query of others) expect(shown).not.toContain(query.slice(0, 30));
     }
+  });
+});
+
+describe('a sub-agent stopped for approval', () => {
+  const finalView = (name: string) =>
+    lastValueFrom(
+      fromJsonl(fixtureBytes(name)).pipe(
+        viewActions(),
+        scan((v, action) => v.apply(action), new ViewModel()),
+      ),
+    );
+
+  it('shows its paused call, and the sub-agent itself, as awaiting input', async () => {
+    const view = await finalView('subagent-approval.jsonl');
+    const [delegation] = view.delegations;
+    expect(delegation?.tools.kept().map((t) => [t.name, t.status])).toEqual([['execute', 'awaiting-input']]);
+    const frame = renderFrame(view, plain, '⠋', { columns: 120, rows: 40 });
+    expect(frame).toMatch(/^ {2}\? code-agent /m);
+    expect(frame).toMatch(/^ {6}\? execute python sweep\.py/m);
+    expect(view.summary?.outcome).toBe('needs-input');
+  });
+
+  it('shows both of two same-type sub-agents paused on the same call id as awaiting input', async () => {
+    const view = await finalView('examples/transcripts/parallel-approvals.jsonl');
+    expect(view.delegations.map((d) => d.tools.kept().map((t) => [t.key.includes('call_0'), t.status]))).toEqual([
+      [[true, 'awaiting-input']],
+      [[true, 'awaiting-input']],
+    ]);
+    const summary = view.summary!;
+    expect(summary.invocations.map((i) => [i.name, i.status])).toEqual([
+      ['task', 'awaiting-input'],
+      ['task', 'awaiting-input'],
+      ['execute', 'awaiting-input'],
+      ['execute', 'awaiting-input'],
+    ]);
+  });
+
+  it('prints, without a terminal, the paused call with a question mark and what resuming does', async () => {
+    const output = new PassThrough();
+    let text = '';
+    output.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    await liveView(fromJsonl(fixtureBytes('subagent-approval.jsonl')), {
+      output: output as unknown as NodeJS.WriteStream,
+      interactive: false,
+    });
+    expect(text).toMatch(/code-agent › \? execute python sweep\.py/);
+    expect(text).toMatch(/^\? code-agent Launch the learning-rate sweep \(\d+ events, awaiting input\)$/m);
+    expect(text).toContain('Needs input');
+    expect(text).toMatch(/approve execute \{"command":"python sweep\.py","lr":NaN,"budget":Infinity\}/);
+    expect(text).toContain('sends its prompt as a new message; the paused call itself gets no answer');
+    expect(text).not.toMatch(/to answer/i);
+    expect(text).toMatch(/· 6,370 main-agent tokens \(6,200 in · 170 out\) ·/);
   });
 });

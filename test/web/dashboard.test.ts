@@ -148,6 +148,23 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
     expect(await figure(card, 'tokens-total')).toBe(expected.usage.totalTokens);
   }, 60_000);
 
+  it('shows the calls of two sub-agents stopped for approval, and their sub-agents, as awaiting input', async () => {
+    const expected = await expectedSummary('parallel-approvals.jsonl');
+    const { card } = await startFromPage('sub-agent-approvals', 4);
+    await waitForState(card, 'completed');
+    await card.getByTestId('outcome').waitFor();
+    expect(await card.getByTestId('outcome').textContent()).toBe('needs-input');
+    const subagents = card.getByTestId('subagent');
+    expect(await subagents.count()).toBe(2);
+    for (const node of await subagents.all()) {
+      expect(await node.getAttribute('data-state')).toBe('awaiting-input');
+      expect(await node.getByTestId('tool-status').allTextContents()).toEqual(['awaiting-input']);
+    }
+    expect(await card.getByTestId('approval').count()).toBe(expected.pendingApprovals.length);
+    expect(await figure(card, 'summary-tools-awaiting-input')).toBe(2);
+    expect(await card.getByTestId('summary').textContent()).toContain('the paused call itself gets no answer');
+  }, 60_000);
+
   it('stops the run on the server when Cancel is clicked: its process is gone', async () => {
     const { card, run } = await startFromPage('slow', 2);
     await card.getByTestId('tool-row').first().waitFor({ timeout: 15_000 });

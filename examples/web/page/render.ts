@@ -251,7 +251,7 @@ export class RunCard {
           {},
           section('Response', this.text),
           section(
-            'Usage',
+            'Main-agent tokens',
             h(
               'dl',
               { class: 'figures' },
