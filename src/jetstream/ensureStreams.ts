@@ -1,14 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import {
-  DiscardPolicy,
-  JetStreamApiError,
-  RetentionPolicy,
-  StorageType,
-  type StreamConfig,
-  type StreamInfo,
-} from '@nats-io/jetstream';
-import { BrokerError } from './errors.js';
-import { clientsOf, layoutOf, serverOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
+import { DiscardPolicy, RetentionPolicy, StorageType, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
+import { DEFAULTS, nanos } from './defaults.js';
+import { BrokerError, brokerError, isNotFound } from './errors.js';
+import { clientsOf, layoutOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
 
 /** Options of `ensureStreams`; every one has a default fit for one server. */
 export interface EnsureStreamsOptions extends LayoutOptions {
@@ -26,9 +20,6 @@ export interface EnsureStreamsOptions extends LayoutOptions {
   readonly duplicateWindowMs?: number;
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-const nanos = (ms: number) => Math.round(ms * 1_000_000);
-
 /** The stream configurations `ensureStreams` writes, by stream. */
 export function streamConfigs(options: EnsureStreamsOptions = {}): {
   layout: JetStreamLayout;
@@ -37,9 +28,9 @@ export function streamConfigs(options: EnsureStreamsOptions = {}): {
 } {
   const layout = layoutOf(options);
   const storage = (options.storage ?? 'file') === 'file' ? StorageType.File : StorageType.Memory;
-  const eventsMaxAgeMs = options.eventsMaxAgeMs ?? 7 * DAY_MS;
+  const eventsMaxAgeMs = options.eventsMaxAgeMs ?? DEFAULTS.eventsMaxAgeMs;
   const requestsMaxAgeMs = options.requestsMaxAgeMs ?? 0;
-  const duplicateWindowMs = options.duplicateWindowMs ?? 2 * 60 * 1000;
+  const duplicateWindowMs = options.duplicateWindowMs ?? DEFAULTS.duplicateWindowMs;
   // JetStream refuses a duplicate window longer than the stream keeps messages.
   const window = (maxAgeMs: number) => nanos(maxAgeMs > 0 ? Math.min(duplicateWindowMs, maxAgeMs) : duplicateWindowMs);
   const common = {
@@ -108,13 +99,4 @@ export async function ensureStreams(nc: NatsConnection, options: EnsureStreamsOp
     }
   }
   return layout;
-}
-
-/** A JetStream API answer of 404: no such stream, consumer or message. */
-export function isNotFound(err: unknown): boolean {
-  return err instanceof JetStreamApiError && err.status === 404;
-}
-
-export function brokerError(nc: NatsConnection, what: string, cause: unknown): BrokerError {
-  return new BrokerError(`${what} on ${serverOf(nc)}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
 }

@@ -188,6 +188,43 @@ describe('fromJetStream', () => {
     expect(rest.map((e) => (e as { content: string }).content)).toEqual(['3', '4', '5', '6']);
   });
 
+  it('counts maxLineBytes in UTF-8 bytes, as fromJsonl does', async () => {
+    const { issues, onDiagnostic } = diagnostics();
+    // 40 characters of "é": 40 UTF-16 units, 80 bytes of UTF-8.
+    const wide = `{"type": "text", "content": "${'é'.repeat(40)}"}`;
+    await writeByHand(
+      'utf8-1',
+      [
+        { seq: 1, payload: wide },
+        { seq: 2, payload: '{"type": "text", "content": "ok"}' },
+      ],
+      2,
+    );
+    const maxLineBytes = wide.length + 10;
+    const events = await lastValueFrom(
+      fromJetStream(nc, 'utf8-1', { prefix, maxLineBytes, onDiagnostic }).pipe(toArray()),
+    );
+    expect(events).toEqual([{ type: 'text', content: 'ok' }]);
+    expect(issues.map((i) => [i.line, i.message])).toEqual([
+      [1, `line longer than maxLineBytes (${maxLineBytes}); dropped`],
+    ]);
+  });
+
+  it('bounds the events held ahead of a missing one in bytes', async () => {
+    const big = (i: number) => `{"type": "text", "content": "${String(i).repeat(2000)}"}`;
+    await writeByHand(
+      'held-1',
+      [2, 3, 4, 5, 1].map((seq) => ({ seq, payload: big(seq) })),
+      5,
+    );
+    // Four events of some 2 KB wait for the first: more than 5,000 bytes.
+    await expect(lastValueFrom(fromJetStream(nc, 'held-1', { prefix, maxHeldBytes: 5000 }))).rejects.toThrow(
+      /event 1 is missing from stream .* while 3 later ones \(\d+ bytes, more than maxHeldBytes\) arrived/,
+    );
+    const events = await lastValueFrom(fromJetStream(nc, 'held-1', { prefix }).pipe(toArray()));
+    expect(events).toHaveLength(5);
+  });
+
   it('errors at a finished record whose events are not all in the stream', async () => {
     await writeByHand('gap-1', [{ seq: 1, payload: '{"type": "text", "content": "1"}' }], 3);
     await expect(lastValueFrom(fromJetStream(nc, 'gap-1', { prefix }))).rejects.toThrow(/events 2 to 3 are missing/);
