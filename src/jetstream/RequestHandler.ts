@@ -8,7 +8,7 @@ import { AttemptSupersededError, StatusMovedError } from './errors.js';
 import { publishStored } from './publishStored.js';
 import { publishTo } from './publishTo.js';
 import { encodeRecord, RunHeaders, type DeadLetterRecord } from './records.js';
-import { parseRequest, requestRunOptions } from './requests.js';
+import { parseRequest, refusedField, requestRunOptions } from './requests.js';
 import { readStatus, requestPending, type StoredStatus } from './status.js';
 import type { RunRequest } from './submitRun.js';
 import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
@@ -56,6 +56,14 @@ export class RequestHandler {
     const status = await readStatus(this.nc, this.settings.layout, runId);
     if (await this.alreadyHandled(msg, runId, status)) return;
     const last = status?.record;
+    const refusal = refusedField(this.settings, parsed.request);
+    if (refusal !== undefined) {
+      // Recorded on a run of its own only: one without records, or one this request started.
+      const own = status === undefined || (last?.record === 'started' && last.request === msg.seq);
+      await this.deadLetter(runId, refusal, 0, own ? (status?.sequence ?? 0) : 0);
+      msg.term(refusal);
+      return;
+    }
     // Attempts are numbered by the started records, never by the delivery count. The server
     // counts every delivery, and a delivery can reach a worker that never starts it: a worker
     // whose confirmation reached the server after ackWaitMs receives the request again on its

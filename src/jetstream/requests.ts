@@ -24,6 +24,12 @@ export function parseRequest(msg: JsMsg): ParsedRequest {
     return { runId, reason: `the request is not JSON: ${(err as Error).message}` };
   }
   const body = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  if (runId !== undefined && body['runId'] !== undefined && body['runId'] !== runId) {
+    return {
+      runId: undefined,
+      reason: `the request's header names run ${runId} and its body ${JSON.stringify(body['runId'])}`,
+    };
+  }
   if (runId === undefined && typeof body['runId'] === 'string') {
     try {
       checkRunId(body['runId']);
@@ -48,15 +54,36 @@ export function parseRequest(msg: JsMsg): ParsedRequest {
   return { request };
 }
 
-/** The options of one attempt of a request under a worker's settings. */
+/** The fields of a request that set how it runs, besides its prompt and the thread it resumes. */
+export const REQUEST_FIELDS = ['workdir', 'autoMode', 'timeoutMs'] as const;
+export type RequestField = (typeof REQUEST_FIELDS)[number];
+
+/** Why a worker refuses a request: the first field it sets that the worker does not take from requests. */
+export function refusedField(settings: WorkerSettings, request: RunRequest): string | undefined {
+  for (const field of REQUEST_FIELDS) {
+    if (request[field] === undefined || settings.allowFromRequest.includes(field)) continue;
+    const allowed = settings.allowFromRequest.length ? settings.allowFromRequest.join(', ') : 'none';
+    return `the request sets "${field}", which this worker does not take from requests (allowFromRequest: ${allowed})`;
+  }
+  return undefined;
+}
+
+/**
+ * The options of one attempt of a request under a worker's settings: the
+ * worker's own, with the request's prompt, the thread it resumes and the
+ * fields the worker allows. `run()` then checks them as it checks any.
+ */
 export function requestRunOptions(settings: WorkerSettings, request: RunRequest, attempt: number): RunOptions {
   const given = settings.runOptions;
   if (typeof given === 'function') return given(request, attempt);
-  const fromRequest: RunOptions = {
+  const allowed: Partial<Pick<RunOptions, RequestField>> = {};
+  for (const field of settings.allowFromRequest) {
+    if (request[field] !== undefined) Object.assign(allowed, { [field]: request[field] });
+  }
+  return {
+    ...given,
+    ...allowed,
     prompt: request.prompt,
-    ...(request.autoMode === undefined ? {} : { autoMode: request.autoMode }),
     ...(request.resume === undefined ? {} : { resume: request.resume }),
-    ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
   };
-  return { ...given, ...fromRequest };
 }

@@ -6,6 +6,7 @@ import { DEFAULTS } from './defaults.js';
 import { layoutOf, type LayoutOptions } from './layout.js';
 import type { PublishToOptions } from './publishTo.js';
 import type { RunRequest } from './submitRun.js';
+import { REQUEST_FIELDS, type RequestField } from './requests.js';
 import { Worker } from './Worker.js';
 import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
 
@@ -14,11 +15,18 @@ export interface ServeRunsOptions extends LayoutOptions {
   /** Runs at once in this worker. Default 1. */
   readonly concurrency?: number;
   /**
-   * The options of each run: an object added to the request's `prompt`,
-   * `autoMode`, `resume` and `timeoutMs`, or a function of the request and
-   * attempt that returns them all. `lifeline` is always on.
+   * The options of each run: this worker's own, to which a request adds only
+   * its `prompt`, the thread it `resume`s and the fields of `allowFromRequest`;
+   * or a function of the request and attempt that returns them all.
+   * `lifeline` is always on.
    */
   readonly runOptions?: Omit<RunOptions, 'prompt'> | ((request: RunRequest, attempt: number) => RunOptions);
+  /**
+   * The fields a request may set besides its prompt and resume: any of
+   * `workdir`, `autoMode`, `timeoutMs`. Default none: a request that sets
+   * another is dead-lettered with a reason naming the field.
+   */
+  readonly allowFromRequest?: readonly RequestField[];
   /** Times a request is started before it is dead-lettered. Default 3. */
   readonly maxAttempts?: number;
   /**
@@ -77,6 +85,7 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
       retryForMs: options.publish?.retryForMs ?? DEFAULTS.retryForMs,
     },
     runOptions: options.runOptions,
+    allowFromRequest: allowedFields(options.allowFromRequest),
     publish: options.publish ?? {},
   };
 
@@ -85,4 +94,12 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
     worker.start();
     return () => worker.stop();
   });
+}
+
+function allowedFields(given: readonly RequestField[] | undefined): readonly RequestField[] {
+  const fields: readonly unknown[] = Array.isArray(given) ? given : given === undefined ? [] : [given];
+  const unknown = fields.find((field) => !(REQUEST_FIELDS as readonly unknown[]).includes(field));
+  if (unknown !== undefined || !(given === undefined || Array.isArray(given)))
+    throw new TypeError(`allowFromRequest takes ${REQUEST_FIELDS.join(', ')}; got ${JSON.stringify(unknown ?? given)}`);
+  return fields as readonly RequestField[];
 }

@@ -2,6 +2,7 @@ import type { RunOptions } from '../process/run.js';
 import type { JetStreamLayout } from './layout.js';
 import type { PublishToOptions } from './publishTo.js';
 import type { PublishTiming } from './publishStored.js';
+import type { RequestField } from './requests.js';
 import type { RunRequest } from './submitRun.js';
 
 /** What a worker did, as `serveRuns` emits it. */
@@ -36,5 +37,6 @@ export interface WorkerSettings {
   readonly worker: string;
   readonly timing: PublishTiming;
   readonly runOptions: Omit<RunOptions, 'prompt'> | ((request: RunRequest, attempt: number) => RunOptions) | undefined;
+  readonly allowFromRequest: readonly RequestField[];
   readonly publish: Pick<PublishToOptions, 'maxPendingAcks' | 'maxBufferBytes' | 'ackTimeoutMs' | 'retryForMs'>;
 }
