@@ -1,7 +1,6 @@
 // fromJetStream on its own: resuming from a position, payloads that are not
 // events, repeats and out-of-order storage, consumers removed, errors as they
 // were raised.
-import { readFileSync } from 'node:fs';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { firstValueFrom, lastValueFrom, of, Subject, take, toArray } from 'rxjs';
@@ -32,12 +31,9 @@ import {
 } from '../../src/jetstream/index.js';
 import { encodeRecord } from '../../src/jetstream/records.js';
 import { diagnostics, fixturePath } from '../support/collect.js';
-import { connectBroker, freePort, streamsFor, uniquePrefix } from './support.js';
+import { connectBroker, freePort, streamsFor, uniquePrefix, fixtureEvents } from './support.js';
 
-const research = readFileSync(fixturePath('research-run.jsonl'), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '')
-  .map((l) => JSON.parse(l) as EvoEvent);
+const research = fixtureEvents('research-run.jsonl');
 
 describe('fromJetStream', () => {
   const prefix = uniquePrefix('consume');

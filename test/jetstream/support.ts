@@ -3,15 +3,25 @@
 // clean-up of what they created.
 import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
+import type { EvoEvent } from '../../src/events.js';
 import { ensureStreams, layoutOf } from '../../src/jetstream/index.js';
+import { fixturePath } from '../support/collect.js';
 
 export const BROKER = process.env['EVOSCI_RX_NATS'] ?? '127.0.0.1:4222';
+
+/** The events of a JSONL fixture, as a run of it emits them. */
+export function fixtureEvents(name: string): EvoEvent[] {
+  return readFileSync(fixturePath(name), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as EvoEvent);
+}
 
 /** A fresh prefix: `t<uuid>` cut to a subject token. */
 export function uniquePrefix(name: string): string {

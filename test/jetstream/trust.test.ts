@@ -23,12 +23,9 @@ import {
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 import { scratch } from '../support/processes.js';
-import { connectBroker, deleteStreams, streamsFor, uniquePrefix } from './support.js';
+import { connectBroker, deleteStreams, streamsFor, uniquePrefix, fixtureEvents } from './support.js';
 
-const contract = readFileSync(fixturePath('contract-example.jsonl'), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '')
-  .map((l) => JSON.parse(l) as EvoEvent);
+const contract = fixtureEvents('contract-example.jsonl');
 
 describe('what a request may do to a worker', () => {
   const prefix = uniquePrefix('trust');
