@@ -3,11 +3,11 @@
 // clean-up of what they created.
 import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { EvoEvent } from '../../src/events.js';
 import { ensureStreams, layoutOf } from '../../src/jetstream/index.js';
@@ -76,21 +76,31 @@ export interface OwnBroker {
   dispose(): Promise<void>;
 }
 
-export async function ownBroker(): Promise<OwnBroker> {
+/**
+ * `config`, when given, is the rest of a nats-server configuration (users and
+ * permissions, say) after its address, port and store; `credentials` are
+ * what the start-up check connects with.
+ */
+export async function ownBroker(
+  options: { config?: string; credentials?: Pick<ConnectionOptions, 'user' | 'pass'> } = {},
+): Promise<OwnBroker> {
   const port = await freePort();
   const store = mkdtempSync(join(tmpdir(), 'evosci-rx-nats-'));
   const url = `127.0.0.1:${port}`;
+  const configFile = join(store, 'nats.conf');
+  writeFileSync(
+    configFile,
+    `listen: "${url}"\njetstream { store_dir: "${join(store, 'js')}" }\n${options.config ?? ''}\n`,
+  );
   let child: ChildProcess | undefined;
   const broker: OwnBroker = {
     url,
     async start() {
-      child = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], {
-        stdio: 'ignore',
-      });
+      child = spawn('/usr/sbin/nats-server', ['-c', configFile], { stdio: 'ignore' });
       const until = Date.now() + 10_000;
       for (;;) {
         try {
-          const nc = await connect({ servers: url, timeout: 500, reconnect: false });
+          const nc = await connect({ servers: url, timeout: 500, reconnect: false, ...options.credentials });
           await jetstreamManager(nc);
           await nc.close();
           return;
