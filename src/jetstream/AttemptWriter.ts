@@ -2,12 +2,12 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Observable, Subscriber, Subscription } from 'rxjs';
 import { toJsonl } from '../decode/jsonl.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
-import { AttemptSupersededError, BrokerError, StatusMovedError } from './errors.js';
+import { AttemptSupersededError, BrokerError, DeadLetterError, StatusMovedError } from './errors.js';
 import { serverOf, type JetStreamLayout } from './layout.js';
 import { publishStored, type PublishTarget, type PublishTiming } from './publishStored.js';
 import { PublishQueue } from './PublishQueue.js';
 import { encodeRecord, RunHeaders, serializeError, type FinishedRecord, type StartedRecord } from './records.js';
-import { readStatus } from './status.js';
+import { readStatus, type StoredStatus } from './status.js';
 
 /** One attempt of one run as `publishTo` writes it: the options, checked and with their defaults. */
 export interface AttemptPlan {
@@ -82,12 +82,8 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
       ...(this.plan.prompt === undefined ? {} : { prompt: this.plan.prompt }),
       ...(this.plan.requestSequence === undefined ? {} : { request: this.plan.requestSequence }),
     };
-    publishStored(
-      this.nc,
-      this.record('started', this.plan.lastStatusSequence),
-      encodeRecord(started),
-      this.plan.timing,
-    )
+    this.fence()
+      .then((fence) => publishStored(this.nc, this.record('started', fence), encodeRecord(started), this.plan.timing))
       .then((ack) => {
         this.startSequence = ack.seq;
         this.queue.open();
@@ -100,6 +96,28 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
       complete: () => this.end({ failed: false }),
     });
     if (this.stopped) this.source.unsubscribe();
+  }
+
+  /**
+   * The sequence the `started` record is conditional on: the caller's, or
+   * the run's last status read now, refusing an attempt the run has moved
+   * past or a run that has ended. Unreadable status: unconditional, and the
+   * publish says what is wrong with the broker.
+   */
+  private async fence(): Promise<number | undefined> {
+    const { runId, attempt, lastStatusSequence, layout } = this.plan;
+    if (lastStatusSequence !== undefined) return lastStatusSequence;
+    let last: StoredStatus | undefined;
+    try {
+      last = await readStatus(this.nc, layout, runId);
+    } catch {
+      return undefined;
+    }
+    const record = last?.record;
+    if (record?.record === 'dead-letter') throw new DeadLetterError(runId, record.reason, record.attempts);
+    if (record && record.attempt > attempt) throw new AttemptSupersededError(runId, attempt, record.attempt);
+    if (record?.record === 'finished') throw new BrokerError(`run ${runId} attempt ${attempt} has already finished`);
+    return last?.sequence ?? 0;
   }
 
   /** Unsubscribed: stops the source, writes no record. */

@@ -87,6 +87,11 @@ export class RequestHandler {
     await this.start(msg, attempt);
   }
 
+  /** Reports what the worker did with a request outside its handling. */
+  report(activity: WorkerActivity): void {
+    this.hooks.emit(activity);
+  }
+
   /** Stops every run in progress and hands its request back. */
   stopAll(): void {
     for (const entry of this.active.values()) entry.stop();

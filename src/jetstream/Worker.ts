@@ -4,9 +4,18 @@ import type { Subscriber } from 'rxjs';
 import { DEFAULTS } from './defaults.js';
 import { BrokerError, brokerError } from './errors.js';
 import { serverOf } from './layout.js';
+import { RunHeaders } from './records.js';
 import { RequestHandler } from './RequestHandler.js';
 import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
 import { workersConsumer } from './workersConsumer.js';
+
+/** How long a request handed back after a failed broker call waits before it is delivered again. */
+const RETAKE_DELAY_MS = 1000;
+
+/** The run id a request's header names, for reports. */
+function runIdOf(msg: JsMsg): string | undefined {
+  return msg.headers?.get(RunHeaders.runId) || undefined;
+}
 
 /**
  * One subscription of `serveRuns`: pulls requests from the workers' consumer
@@ -83,9 +92,12 @@ export class Worker {
     void this.handler
       .handle(msg)
       .catch((err: unknown) => {
-        // The run never started (its status could not be read or written): let another try.
-        msg.nak();
-        this.fail(err instanceof BrokerError ? err : brokerError(this.nc, 'could not take a run request', err));
+        const error = err instanceof BrokerError ? err : brokerError(this.nc, 'could not take a run request', err);
+        if (this.nc.isClosed()) return this.fail(error);
+        // A broker call failed or timed out before the run started: the request goes back,
+        // to be taken again after a pause, and the worker goes on.
+        msg.nak(RETAKE_DELAY_MS);
+        this.handler.report({ type: 'retrying', runId: runIdOf(msg), error });
       })
       .finally(() => {
         this.handling--;

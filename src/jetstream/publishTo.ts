@@ -30,9 +30,10 @@ export interface PublishToOptions extends LayoutOptions {
    * was chosen, 0 for none. The `started` record is stored only while that is
    * still the last, and the `finished` record only while `started` is: of two
    * writers of one run, the one whose attempt was replaced fails with
-   * `AttemptSupersededError` and changes nothing. Without it the `started`
-   * record is stored unconditionally, and the `finished` one still only while
-   * `started` is the last.
+   * `AttemptSupersededError` and changes nothing. Default: read when
+   * subscribed; a run whose status has a later attempt errors at once with
+   * `AttemptSupersededError`, and one that has ended with `BrokerError` or
+   * `DeadLetterError`.
    */
   readonly lastStatusSequence?: number;
   /** The stream sequence of the request this attempt runs, written in its `started` record (workers set it). */

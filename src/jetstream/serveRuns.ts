@@ -47,13 +47,20 @@ export interface ServeRunsOptions extends LayoutOptions {
  * with this process) through `publishTo`. The request stays in progress
  * (`working()`) while the run lasts and is acknowledged once its `finished`
  * record is stored. A worker that dies stops confirming, and after
- * `ackWaitMs` the request goes to another worker as the next attempt; the
- * delivery after `maxAttempts` writes a `dead-letter` record instead, and so
- * does a request that is not valid (no prompt, say), at once.
+ * `ackWaitMs` the request goes to another worker as the next attempt,
+ * numbered from the run's status records; the delivery after `maxAttempts`
+ * writes a `dead-letter` record instead, and so does a request that is not
+ * valid (no prompt, say), at once. A run in progress or ended is not started
+ * again. Status records are conditional on the run's status subject, so an
+ * attempt superseded while it ran writes nothing more and is reported as
+ * `superseded`.
  *
- * Emits what it does (`WorkerActivity`). Unsubscribing stops taking work,
+ * Emits what it does (`WorkerActivity`). A broker call that fails or times
+ * out while a request is taken hands the request back (`retrying`), and one
+ * that fails while a run is stored hands it back once the run ends
+ * (`returned`): neither ends the worker. Unsubscribing stops taking work,
  * stops the runs in progress and returns their requests to the queue. Errors
- * with `BrokerError` when the stream is missing or the connection closes.
+ * with `BrokerError` when the consumer cannot be set up or the connection closes.
  *
  * ```
  * requests:  --r1--r2------r3----

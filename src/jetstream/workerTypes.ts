@@ -17,6 +17,8 @@ export type WorkerActivity =
     }
   /** The attempt could not be recorded (broker unreachable): the request goes back to the queue. */
   | { readonly type: 'returned'; readonly runId: string; readonly attempt: number; readonly error: unknown }
+  /** A broker call failed or timed out while taking the request: it was handed back to be taken again. */
+  | { readonly type: 'retrying'; readonly runId: string | undefined; readonly error: unknown }
   /** Another attempt was started while this one ran: what it wrote last was refused, and it stopped. */
   | {
       readonly type: 'superseded';

@@ -4,7 +4,7 @@
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { firstValueFrom, lastValueFrom, of, Subject, take, toArray } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events.js';
 import {
   CancelledError,
@@ -23,7 +23,6 @@ import {
   deserializeError,
   ensureStreams,
   fromJetStream,
-  layoutOf,
   positionOf,
   publishTo,
   serializeError,
@@ -31,25 +30,17 @@ import {
 } from '../../src/jetstream/index.js';
 import { encodeRecord } from '../../src/jetstream/records.js';
 import { diagnostics, fixturePath } from '../support/collect.js';
-import { connectBroker, freePort, streamsFor, uniquePrefix, fixtureEvents } from './support.js';
+import { connectBroker, freePort, uniquePrefix, fixtureEvents, suiteStreams } from './support.js';
 
 const research = fixtureEvents('research-run.jsonl');
 
 describe('fromJetStream', () => {
-  const prefix = uniquePrefix('consume');
-  const layout = layoutOf({ prefix });
+  const { prefix, layout, connection } = suiteStreams('consume');
   let nc: NatsConnection;
-  let cleanup: () => Promise<void>;
+  beforeAll(() => {
+    nc = connection();
+  });
   const consumers = async () => (await jetstreamManager(nc)).consumers.list(layout.eventsStream).next();
-
-  beforeAll(async () => {
-    nc = await connectBroker();
-    cleanup = await streamsFor(nc, prefix);
-  });
-  afterAll(async () => {
-    await cleanup?.();
-    await nc?.close();
-  });
 
   /** Writes messages of one attempt by hand, as a faulty or foreign producer would. */
   async function writeByHand(

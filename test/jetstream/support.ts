@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { EvoEvent } from '../../src/events.js';
-import { ensureStreams, layoutOf } from '../../src/jetstream/index.js';
+import { beforeAll, afterAll } from 'vitest';
+import { ensureStreams, layoutOf, type JetStreamLayout } from '../../src/jetstream/index.js';
 import { fixturePath } from '../support/collect.js';
 
 export const BROKER = process.env['EVOSCI_RX_NATS'] ?? '127.0.0.1:4222';
@@ -35,6 +36,29 @@ export async function connectBroker(servers = BROKER): Promise<NatsConnection> {
   } catch (err) {
     throw new Error(`the JetStream tests need nats-server -js at ${servers}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * For one describe block: a fresh prefix and its layout, and (from its
+ * `beforeAll` on) a connection and the prefix's streams, removed after it.
+ */
+export function suiteStreams(name: string): {
+  readonly prefix: string;
+  readonly layout: JetStreamLayout;
+  connection(): NatsConnection;
+} {
+  const prefix = uniquePrefix(name);
+  let nc: NatsConnection | undefined;
+  let cleanup: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    nc = await connectBroker();
+    cleanup = await streamsFor(nc, prefix);
+  });
+  afterAll(async () => {
+    await cleanup?.();
+    await nc?.close();
+  });
+  return { prefix, layout: layoutOf({ prefix }), connection: () => nc! };
 }
 
 /** Creates the streams of `prefix`; the returned function deletes them. */

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { filter, firstValueFrom, lastValueFrom, of, Subject, take, takeWhile, toArray } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events.js';
 import {
   BrokerError,
@@ -23,23 +23,15 @@ import {
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 import { scratch } from '../support/processes.js';
-import { connectBroker, deleteStreams, streamsFor, uniquePrefix, fixtureEvents } from './support.js';
+import { connectBroker, deleteStreams, uniquePrefix, fixtureEvents, suiteStreams } from './support.js';
 
 const contract = fixtureEvents('contract-example.jsonl');
 
 describe('what a request may do to a worker', () => {
-  const prefix = uniquePrefix('trust');
-  const layout = layoutOf({ prefix });
+  const { prefix, layout, connection } = suiteStreams('trust');
   let nc: NatsConnection;
-  let cleanup: () => Promise<void>;
-
-  beforeAll(async () => {
-    nc = await connectBroker();
-    cleanup = await streamsFor(nc, prefix);
-  });
-  afterAll(async () => {
-    await cleanup?.();
-    await nc?.close();
+  beforeAll(() => {
+    nc = connection();
   });
 
   /** A worker in this process; its activity as it comes, and the first activity that matches. */
