@@ -12,15 +12,51 @@ export interface EvoSciErrorDetails {
 const TAIL_LINES_IN_MESSAGE = 8;
 
 /**
+ * The family's brand, from the global symbol registry: the same symbol in the
+ * ESM and CommonJS builds, in two copies of the package and in every realm of
+ * the process, where each has its own classes.
+ */
+const BRAND = Symbol.for('evosci-rx.EvoSciError');
+
+/** Whether `value` is an error of this family, from whichever build or realm made it. */
+function isBranded(value: unknown): value is EvoSciError {
+  return typeof value === 'object' && value !== null && (value as { [BRAND]?: unknown })[BRAND] === true;
+}
+
+/**
  * The base of every error this library raises. Catch it to handle any failed
  * run; test `instanceof` a subclass for the cause. Each class sets its
  * `name` on its prototype, written out so that it survives minifiers and is
  * in the stack trace from the start.
+ *
+ * `instanceof` also holds for an error made by another copy of the library
+ * (the other build, another realm): the family is recognised by a brand,
+ * and a subclass by its name along the error's prototype chain.
+ * `EvoSciError.is(value)` says the same for the whole family.
  */
 export class EvoSciError extends Error {
   static {
     this.prototype.name = 'EvoSciError';
+    Object.defineProperty(this.prototype, BRAND, { value: true });
   }
+
+  /** Whether `value` is an error of this family, made by any copy of the library. */
+  static is(value: unknown): value is EvoSciError {
+    return isBranded(value);
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (!isBranded(value)) return false;
+    if (this === EvoSciError) return true;
+    const name = (this as { prototype: Error }).prototype.name;
+    for (let p: unknown = Object.getPrototypeOf(value); p !== null; p = Object.getPrototypeOf(p)) {
+      if (p === this.prototype || (Object.hasOwn(p as object, 'name') && (p as Error).name === name)) return true;
+    }
+    return false;
+  }
+
+  /** The message without the stderr lines `message` ends with: what the error says in one line. */
+  readonly shortMessage: string;
   readonly exitCode: number | undefined;
   readonly signal: string | undefined;
   readonly stderrTail: string;
@@ -30,6 +66,7 @@ export class EvoSciError extends Error {
     const tail = details.stderrTail ?? '';
     const lastLines = tail.trimEnd().split('\n').slice(-TAIL_LINES_IN_MESSAGE).join('\n');
     super(lastLines ? `${message}\n--- last stderr lines ---\n${lastLines}` : message, { cause: details.cause });
+    this.shortMessage = message;
     this.exitCode = details.exitCode;
     this.signal = details.signal;
     this.stderrTail = tail;

@@ -1,14 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import {
-  DiscardPolicy,
-  JetStreamApiError,
-  RetentionPolicy,
-  StorageType,
-  type StreamConfig,
-  type StreamInfo,
-} from '@nats-io/jetstream';
-import { BrokerError } from './errors.js';
-import { clientsOf, layoutOf, serverOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
+import { DiscardPolicy, RetentionPolicy, StorageType, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
+import { DEFAULTS, nanos } from './defaults.js';
+import { BrokerError, brokerError, isNotFound } from './errors.js';
+import { clientsOf, layoutOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
 
 /** Options of `ensureStreams`; every one has a default fit for one server. */
 export interface EnsureStreamsOptions extends LayoutOptions {
@@ -26,9 +20,6 @@ export interface EnsureStreamsOptions extends LayoutOptions {
   readonly duplicateWindowMs?: number;
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-const nanos = (ms: number) => Math.round(ms * 1_000_000);
-
 /** The stream configurations `ensureStreams` writes, by stream. */
 export function streamConfigs(options: EnsureStreamsOptions = {}): {
   layout: JetStreamLayout;
@@ -37,9 +28,9 @@ export function streamConfigs(options: EnsureStreamsOptions = {}): {
 } {
   const layout = layoutOf(options);
   const storage = (options.storage ?? 'file') === 'file' ? StorageType.File : StorageType.Memory;
-  const eventsMaxAgeMs = options.eventsMaxAgeMs ?? 7 * DAY_MS;
+  const eventsMaxAgeMs = options.eventsMaxAgeMs ?? DEFAULTS.eventsMaxAgeMs;
   const requestsMaxAgeMs = options.requestsMaxAgeMs ?? 0;
-  const duplicateWindowMs = options.duplicateWindowMs ?? 2 * 60 * 1000;
+  const duplicateWindowMs = options.duplicateWindowMs ?? DEFAULTS.duplicateWindowMs;
   // JetStream refuses a duplicate window longer than the stream keeps messages.
   const window = (maxAgeMs: number) => nanos(maxAgeMs > 0 ? Math.min(duplicateWindowMs, maxAgeMs) : duplicateWindowMs);
   const common = {
@@ -71,7 +62,9 @@ export function streamConfigs(options: EnsureStreamsOptions = {}): {
  * Creates the two streams runs need, or updates them to these options; safe
  * to call from every process at start-up. A stream whose retention differs
  * (which JetStream cannot change) or whose subjects another stream holds is
- * an error naming it.
+ * an error naming it, and so is a stream of another prefix that maps to the
+ * same stream names (`x.team` and `x_team`, `Evosci` and `evosci`): its
+ * subjects are never rewritten.
  *
  * ```ts
  * const nc = await connect({ servers: '127.0.0.1:4222' });
@@ -90,18 +83,7 @@ export async function ensureStreams(nc: NatsConnection, options: EnsureStreamsOp
     }
     try {
       if (!existing) await jsm.streams.add(config);
-      else {
-        if (existing.config.retention !== config.retention) {
-          throw new BrokerError(
-            `stream ${config.name} exists with retention "${existing.config.retention}", not "${config.retention}"; delete it or choose another prefix`,
-          );
-        }
-        const { name, retention: _retention, storage, ...changeable } = config;
-        if (storage !== existing.config.storage) {
-          throw new BrokerError(`stream ${name} exists with storage "${existing.config.storage}", not "${storage}"`);
-        }
-        await jsm.streams.update(name, { ...existing.config, ...changeable });
-      }
+      else await jsm.streams.update(config.name, changedConfig(layout, existing.config, config));
     } catch (err) {
       if (err instanceof BrokerError) throw err;
       throw brokerError(nc, `could not create or update stream ${config.name}`, err);
@@ -110,11 +92,28 @@ export async function ensureStreams(nc: NatsConnection, options: EnsureStreamsOp
   return layout;
 }
 
-/** A JetStream API answer of 404: no such stream, consumer or message. */
-export function isNotFound(err: unknown): boolean {
-  return err instanceof JetStreamApiError && err.status === 404;
+/** The existing stream's configuration brought to `config`, or why it cannot be. */
+function changedConfig(layout: JetStreamLayout, existing: StreamConfig, config: StreamConfig): StreamConfig {
+  const { name, retention, storage, subjects, ...changeable } = config;
+  if (!sameSubjects(existing.subjects, subjects)) {
+    const tail = retention === RetentionPolicy.Workqueue ? '.requests' : '.run.>';
+    const theirs = existing.subjects?.[0]?.endsWith(tail) ? existing.subjects[0].slice(0, -tail.length) : undefined;
+    const owner = theirs === undefined ? `subjects ${JSON.stringify(existing.subjects)}` : `prefix "${theirs}"`;
+    throw new BrokerError(
+      `stream ${name} belongs to ${owner}, not to prefix "${layout.prefix}": both map to that stream name; choose a prefix that differs in more than case, "." and "_"`,
+    );
+  }
+  if (existing.retention !== retention) {
+    throw new BrokerError(
+      `stream ${name} exists with retention "${existing.retention}", not "${retention}"; delete it or choose another prefix`,
+    );
+  }
+  if (storage !== existing.storage) {
+    throw new BrokerError(`stream ${name} exists with storage "${existing.storage}", not "${storage}"`);
+  }
+  return { ...existing, ...changeable };
 }
 
-export function brokerError(nc: NatsConnection, what: string, cause: unknown): BrokerError {
-  return new BrokerError(`${what} on ${serverOf(nc)}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+function sameSubjects(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  return a?.length === b?.length && (a ?? []).every((subject, i) => subject === b?.[i]);
 }

@@ -1,4 +1,7 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { JetStreamApiError } from '@nats-io/jetstream';
 import { EvoSciError, type EvoSciErrorDetails } from '../errors.js';
+import { serverOf } from './layout.js';
 
 /**
  * The attempt a consumer was following was replaced by a newer one: its
@@ -56,4 +59,14 @@ export class StatusMovedError extends Error {
   static {
     this.prototype.name = 'StatusMovedError';
   }
+}
+
+/** A JetStream API answer of 404: no such stream, consumer or message. */
+export function isNotFound(err: unknown): boolean {
+  return err instanceof JetStreamApiError && err.status === 404;
+}
+
+/** A `BrokerError` saying what failed, on which server, and why. */
+export function brokerError(nc: NatsConnection, what: string, cause: unknown): BrokerError {
+  return new BrokerError(`${what} on ${serverOf(nc)}: ${(cause as Error)?.message ?? String(cause)}`, { cause });
 }

@@ -1,4 +1,4 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection, Status } from '@nats-io/transport-node';
 import { DeliverPolicy, type ConsumerMessages, type JsMsg, type OrderedConsumerOptions } from '@nats-io/jetstream';
 import { BrokerError } from './errors.js';
 import { clientsOf, serverOf } from './layout.js';
@@ -6,11 +6,6 @@ import { clientsOf, serverOf } from './layout.js';
 /** Where reading starts: the stream's first matching message, a stream sequence, or only what comes next. */
 export type FollowStart =
   { readonly from: 'start' } | { readonly from: 'new' } | { readonly from: 'sequence'; readonly sequence: number };
-
-/** A server-side ordered consumer being read; `stop()` closes it and deletes it from the server. */
-export interface Following {
-  stop(): void;
-}
 
 function orderedConfig(filter: string, start: FollowStart): Partial<OrderedConsumerOptions> {
   const config: Partial<OrderedConsumerOptions> = { filter_subjects: filter };
@@ -21,6 +16,12 @@ function orderedConfig(filter: string, start: FollowStart): Partial<OrderedConsu
   return config;
 }
 
+/** One server-side consumer being read, and how to retire it. */
+interface Reading {
+  readonly messages: ConsumerMessages;
+  remove(): void;
+}
+
 /**
  * Reads `filter` in `stream` with an ordered consumer (ephemeral, no acks;
  * the client recreates it after a gap), handing each message to `onMessage`
@@ -28,35 +29,70 @@ function orderedConfig(filter: string, start: FollowStart): Partial<OrderedConsu
  * message after the last one read: a restarted server has forgotten it, and
  * the client would only notice after missing heartbeats for tens of seconds.
  * `onEnd` is called once if reading stops other than by `stop()`: the
- * connection closed.
+ * connection closed. `stop()` closes the consumer and deletes it from the server.
  */
-export async function follow(
-  nc: NatsConnection,
-  stream: string,
-  filter: string,
-  start: FollowStart,
-  onMessage: (message: JsMsg) => void,
-  onEnd: (error: BrokerError) => void,
-): Promise<Following> {
-  const { js } = clientsOf(nc);
-  let stopped = false;
-  let lastSequence: number | undefined;
-  let generation = 0;
-  let current: { messages: ConsumerMessages; remove(): void } | undefined;
+export class Follower {
+  private stopped = false;
+  private lastSequence: number | undefined;
+  /** Bumped for each consumer opened: messages and endings of a retired one are ignored. */
+  private generation = 0;
+  private current: Reading | undefined;
+  private readonly status: AsyncIterable<Status> & { stop?: () => void };
 
-  const open = async (from: FollowStart) => {
-    const consumer = await js.consumers.get(stream, orderedConfig(filter, from));
-    const mine = ++generation;
+  /** Starts reading; fails with a `BrokerError` if the first consumer cannot be made. */
+  static async start(
+    nc: NatsConnection,
+    stream: string,
+    filter: string,
+    start: FollowStart,
+    onMessage: (message: JsMsg) => void,
+    onEnd: (error: BrokerError) => void,
+  ): Promise<Follower> {
+    const follower = new Follower(nc, stream, filter, start, onMessage, onEnd);
+    try {
+      await follower.open(start);
+    } catch (err) {
+      throw new BrokerError(
+        `could not read ${filter} from stream ${stream} on ${serverOf(nc)}: ${(err as Error).message} (has ensureStreams run?)`,
+        { cause: err },
+      );
+    }
+    void follower.followReconnects().catch(() => undefined);
+    return follower;
+  }
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly stream: string,
+    private readonly filter: string,
+    private readonly start: FollowStart,
+    private readonly onMessage: (message: JsMsg) => void,
+    private readonly onEnd: (error: BrokerError) => void,
+  ) {
+    this.status = nc.status();
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.status.stop?.();
+    this.current?.remove();
+  }
+
+  private async open(from: FollowStart): Promise<void> {
+    const { nc } = this;
+    const consumer = await clientsOf(nc).js.consumers.get(this.stream, orderedConfig(this.filter, from));
+    const mine = ++this.generation;
     const messages = await consumer.consume({
       // Larger pulls than the client's 100: a live run arrives in bursts, and each pull is a round trip.
       max_messages: 1000,
       callback: (message) => {
-        if (stopped || mine !== generation) return;
-        lastSequence = message.seq;
-        onMessage(message);
+        if (this.stopped || mine !== this.generation) return;
+        this.lastSequence = message.seq;
+        this.onMessage(message);
       },
     });
-    current = {
+    this.current = {
       messages,
       remove: () => {
         void messages.close().catch(() => undefined);
@@ -64,66 +100,46 @@ export async function follow(
         if (!nc.isClosed()) void consumer.delete().catch(() => undefined);
       },
     };
+    const current = () => !this.stopped && mine === this.generation;
     void messages.closed().then(
       (err) => {
-        if (stopped || mine !== generation) return;
-        end(`the connection to ${serverOf(nc)} closed${err instanceof Error ? `: ${err.message}` : ''}`, err);
+        if (!current()) return;
+        this.end(`the connection to ${serverOf(nc)} closed${err instanceof Error ? `: ${err.message}` : ''}`, err);
       },
       (err: unknown) => {
-        if (stopped || mine !== generation) return;
-        end(`${(err as Error)?.message} on ${serverOf(nc)}`, err);
-      },
-    );
-  };
-
-  const end = (why: string, cause: unknown) => {
-    if (stopped) return;
-    stopped = true;
-    stopStatus();
-    current?.remove();
-    onEnd(new BrokerError(`stopped reading ${filter}: ${why}`, { cause }));
-  };
-
-  try {
-    await open(start);
-  } catch (err) {
-    throw new BrokerError(
-      `could not read ${filter} from stream ${stream} on ${serverOf(nc)}: ${(err as Error).message} (has ensureStreams run?)`,
-      {
-        cause: err,
+        if (current()) this.end(`${(err as Error)?.message} on ${serverOf(nc)}`, err);
       },
     );
   }
 
-  const status = nc.status();
-  const stopStatus = () => (status as { stop?: () => void }).stop?.();
-  void (async () => {
-    for await (const event of status) {
-      if (stopped) break;
-      if (event.type !== 'reconnect') continue;
-      // Retire the old consumer first, so that its closing is not taken for the connection's.
-      generation++;
-      current?.remove();
-      const from: FollowStart = lastSequence === undefined ? start : { from: 'sequence', sequence: lastSequence + 1 };
-      // JetStream may still be recovering its streams: try until it answers, or the connection closes.
-      for (let delay = 100; !stopped; delay = Math.min(delay * 2, 2000)) {
-        try {
-          await open(from);
-          break;
-        } catch (err) {
-          if (nc.isClosed()) return end(`the connection to ${serverOf(nc)} closed`, err);
-          await new Promise((resolve) => setTimeout(resolve, delay));
-        }
+  private end(why: string, cause: unknown): void {
+    if (this.stopped) return;
+    this.stop();
+    this.onEnd(new BrokerError(`stopped reading ${this.filter}: ${why}`, { cause }));
+  }
+
+  private async followReconnects(): Promise<void> {
+    for await (const event of this.status) {
+      if (this.stopped) break;
+      if (event.type === 'reconnect') await this.reopen();
+    }
+  }
+
+  /** After a reconnection: a new consumer from the message after the last one read. */
+  private async reopen(): Promise<void> {
+    // Retire the old consumer first, so that its closing is not taken for the connection's.
+    this.generation++;
+    this.current?.remove();
+    const from: FollowStart =
+      this.lastSequence === undefined ? this.start : { from: 'sequence', sequence: this.lastSequence + 1 };
+    // JetStream may still be recovering its streams: try until it answers, or the connection closes.
+    for (let delay = 100; !this.stopped; delay = Math.min(delay * 2, 2000)) {
+      try {
+        return await this.open(from);
+      } catch (err) {
+        if (this.nc.isClosed()) return this.end(`the connection to ${serverOf(this.nc)} closed`, err);
+        await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
-  })().catch(() => undefined);
-
-  return {
-    stop() {
-      if (stopped) return;
-      stopped = true;
-      stopStatus();
-      current?.remove();
-    },
-  };
+  }
 }

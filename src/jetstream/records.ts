@@ -15,7 +15,7 @@ import {
 import { BrokerError, DeadLetterError } from './errors.js';
 
 /** Message headers written on every event and record. */
-export const Headers = {
+export const RunHeaders = {
   runId: 'EvoSci-Run-Id',
   attempt: 'EvoSci-Attempt',
   /** 1-based position of an event in its attempt. */
@@ -77,8 +77,6 @@ export type DeadLetterRecord = t.TypeOf<typeof DeadLetterRecord>;
 export const StatusRecord = t.union([StartedRecord, FinishedRecord, DeadLetterRecord]);
 export type StatusRecord = t.TypeOf<typeof StatusRecord>;
 
-const STDERR_MARK = '\n--- last stderr lines ---\n';
-
 /** Constructors by class name, for the classes whose constructor is `(message, details)`. */
 const ERROR_CLASSES: Record<string, new (message: string, details?: EvoSciErrorDetails) => EvoSciError> = {
   EvoSciError,
@@ -93,7 +91,7 @@ const ERROR_CLASSES: Record<string, new (message: string, details?: EvoSciErrorD
 /** An error of a run as JSON. Errors that are not an `EvoSciError` keep their name and message. */
 export function serializeError(error: unknown): SerializedError {
   if (!(error instanceof Error)) return { class: 'Error', message: String(error) };
-  const message = error instanceof EvoSciError ? ownMessage(error) : error.message;
+  const message = error instanceof EvoSciError ? error.shortMessage : error.message;
   const out: { -readonly [K in keyof SerializedError]: SerializedError[K] } = { class: error.name, message };
   if (error instanceof EvoSciError) {
     if (error.exitCode !== undefined) out.exitCode = error.exitCode;
@@ -104,12 +102,6 @@ export function serializeError(error: unknown): SerializedError {
   if (error instanceof DecodeError)
     out.issue = { line: error.issue.line, raw: error.issue.raw, message: error.issue.message };
   return out;
-}
-
-/** The message an `EvoSciError` was constructed with: its class appends the last stderr lines. */
-function ownMessage(error: EvoSciError): string {
-  const at = error.message.indexOf(STDERR_MARK);
-  return at === -1 || error.stderrTail === '' ? error.message : error.message.slice(0, at);
 }
 
 /**

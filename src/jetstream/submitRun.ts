@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import * as t from 'io-ts';
 import { checkRunId, layoutOf, type LayoutOptions } from './layout.js';
-import { publishStored } from './publishTo.js';
-import { Headers, utf8 } from './records.js';
+import { DEFAULTS } from './defaults.js';
+import { publishStored } from './publishStored.js';
+import { RunHeaders, utf8 } from './records.js';
 
 /**
  * A request for one run, as queued: what a worker needs to start it. Which
@@ -56,9 +57,12 @@ export async function submitRun(
   const layout = layoutOf(options);
   await publishStored(
     nc,
-    { subject: layout.requestsSubject, msgID: `${runId}.request`, headers: { [Headers.runId]: runId } },
+    { subject: layout.requestsSubject, msgID: `${runId}.request`, headers: { [RunHeaders.runId]: runId } },
     utf8.encode(JSON.stringify(full)),
-    { ackTimeoutMs: options.ackTimeoutMs ?? 5000, retryForMs: options.retryForMs ?? 30_000 },
+    {
+      ackTimeoutMs: options.ackTimeoutMs ?? DEFAULTS.ackTimeoutMs,
+      retryForMs: options.retryForMs ?? DEFAULTS.retryForMs,
+    },
   );
   return runId;
 }

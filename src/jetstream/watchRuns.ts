@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Observable } from 'rxjs';
 import { DecodeIssue } from '../decode/decodeLine.js';
-import { follow, type Following } from './follow.js';
+import { Follower } from './follow.js';
 import { layoutOf, type LayoutOptions } from './layout.js';
 import { decodeRecord, type StatusRecord } from './records.js';
 
@@ -31,9 +31,9 @@ export interface WatchRunsOptions extends LayoutOptions {
 export function watchRuns(nc: NatsConnection, options: WatchRunsOptions = {}): Observable<StatusRecord> {
   const layout = layoutOf(options);
   return new Observable<StatusRecord>((subscriber) => {
-    let following: Following | undefined;
+    let following: Follower | undefined;
     let closed = false;
-    follow(
+    Follower.start(
       nc,
       layout.eventsStream,
       layout.allStatusSubjects,

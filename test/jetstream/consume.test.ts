@@ -1,11 +1,10 @@
 // fromJetStream on its own: resuming from a position, payloads that are not
 // events, repeats and out-of-order storage, consumers removed, errors as they
 // were raised.
-import { readFileSync } from 'node:fs';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { firstValueFrom, lastValueFrom, of, Subject, take, toArray } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events.js';
 import {
   CancelledError,
@@ -24,7 +23,6 @@ import {
   deserializeError,
   ensureStreams,
   fromJetStream,
-  layoutOf,
   positionOf,
   publishTo,
   serializeError,
@@ -32,28 +30,17 @@ import {
 } from '../../src/jetstream/index.js';
 import { encodeRecord } from '../../src/jetstream/records.js';
 import { diagnostics, fixturePath } from '../support/collect.js';
-import { connectBroker, freePort, streamsFor, uniquePrefix } from './support.js';
+import { connectBroker, freePort, uniquePrefix, fixtureEvents, suiteStreams } from './support.js';
 
-const research = readFileSync(fixturePath('research-run.jsonl'), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '')
-  .map((l) => JSON.parse(l) as EvoEvent);
+const research = fixtureEvents('research-run.jsonl');
 
 describe('fromJetStream', () => {
-  const prefix = uniquePrefix('consume');
-  const layout = layoutOf({ prefix });
+  const { prefix, layout, connection } = suiteStreams('consume');
   let nc: NatsConnection;
-  let cleanup: () => Promise<void>;
+  beforeAll(() => {
+    nc = connection();
+  });
   const consumers = async () => (await jetstreamManager(nc)).consumers.list(layout.eventsStream).next();
-
-  beforeAll(async () => {
-    nc = await connectBroker();
-    cleanup = await streamsFor(nc, prefix);
-  });
-  afterAll(async () => {
-    await cleanup?.();
-    await nc?.close();
-  });
 
   /** Writes messages of one attempt by hand, as a faulty or foreign producer would. */
   async function writeByHand(
@@ -190,6 +177,43 @@ describe('fromJetStream', () => {
       fromJetStream(nc, 'order-1', { prefix, after: positionOf(events[1]!)! }).pipe(toArray()),
     );
     expect(rest.map((e) => (e as { content: string }).content)).toEqual(['3', '4', '5', '6']);
+  });
+
+  it('counts maxLineBytes in UTF-8 bytes, as fromJsonl does', async () => {
+    const { issues, onDiagnostic } = diagnostics();
+    // 40 characters of "é": 40 UTF-16 units, 80 bytes of UTF-8.
+    const wide = `{"type": "text", "content": "${'é'.repeat(40)}"}`;
+    await writeByHand(
+      'utf8-1',
+      [
+        { seq: 1, payload: wide },
+        { seq: 2, payload: '{"type": "text", "content": "ok"}' },
+      ],
+      2,
+    );
+    const maxLineBytes = wide.length + 10;
+    const events = await lastValueFrom(
+      fromJetStream(nc, 'utf8-1', { prefix, maxLineBytes, onDiagnostic }).pipe(toArray()),
+    );
+    expect(events).toEqual([{ type: 'text', content: 'ok' }]);
+    expect(issues.map((i) => [i.line, i.message])).toEqual([
+      [1, `line longer than maxLineBytes (${maxLineBytes}); dropped`],
+    ]);
+  });
+
+  it('bounds the events held ahead of a missing one in bytes', async () => {
+    const big = (i: number) => `{"type": "text", "content": "${String(i).repeat(2000)}"}`;
+    await writeByHand(
+      'held-1',
+      [2, 3, 4, 5, 1].map((seq) => ({ seq, payload: big(seq) })),
+      5,
+    );
+    // Four events of some 2 KB wait for the first: more than 5,000 bytes.
+    await expect(lastValueFrom(fromJetStream(nc, 'held-1', { prefix, maxHeldBytes: 5000 }))).rejects.toThrow(
+      /event 1 is missing from stream .* while 3 later ones \(\d+ bytes, more than maxHeldBytes\) arrived/,
+    );
+    const events = await lastValueFrom(fromJetStream(nc, 'held-1', { prefix }).pipe(toArray()));
+    expect(events).toHaveLength(5);
   });
 
   it('errors at a finished record whose events are not all in the stream', async () => {

@@ -16,17 +16,11 @@ import {
   type EventPosition,
   type StatusRecord,
 } from '../../src/jetstream/index.js';
-import type { EvoEvent } from '../../src/events.js';
-import { fixturePath } from '../support/collect.js';
 import { eventually } from '../support/processes.js';
-import { readFileSync } from 'node:fs';
-import { BROKER, connectBroker, streamsFor, uniquePrefix } from './support.js';
+import { BROKER, connectBroker, streamsFor, uniquePrefix, fixtureEvents } from './support.js';
 import { processesTagged, startWorker, stopWorkers, type WorkerProcess } from './workers.js';
 
-const demo = readFileSync(fixturePath('examples/transcripts/demo-run.jsonl'), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '')
-  .map((l) => JSON.parse(l) as EvoEvent);
+const demo = fixtureEvents('examples/transcripts/demo-run.jsonl');
 
 describe('redelivery and dead letters', () => {
   const prefix = uniquePrefix('redeliver');

@@ -3,15 +3,26 @@
 // clean-up of what they created.
 import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { ensureStreams, layoutOf } from '../../src/jetstream/index.js';
+import type { EvoEvent } from '../../src/events.js';
+import { beforeAll, afterAll } from 'vitest';
+import { ensureStreams, layoutOf, type JetStreamLayout } from '../../src/jetstream/index.js';
+import { fixturePath } from '../support/collect.js';
 
 export const BROKER = process.env['EVOSCI_RX_NATS'] ?? '127.0.0.1:4222';
+
+/** The events of a JSONL fixture, as a run of it emits them. */
+export function fixtureEvents(name: string): EvoEvent[] {
+  return readFileSync(fixturePath(name), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as EvoEvent);
+}
 
 /** A fresh prefix: `t<uuid>` cut to a subject token. */
 export function uniquePrefix(name: string): string {
@@ -25,6 +36,29 @@ export async function connectBroker(servers = BROKER): Promise<NatsConnection> {
   } catch (err) {
     throw new Error(`the JetStream tests need nats-server -js at ${servers}: ${(err as Error).message}`);
   }
+}
+
+/**
+ * For one describe block: a fresh prefix and its layout, and (from its
+ * `beforeAll` on) a connection and the prefix's streams, removed after it.
+ */
+export function suiteStreams(name: string): {
+  readonly prefix: string;
+  readonly layout: JetStreamLayout;
+  connection(): NatsConnection;
+} {
+  const prefix = uniquePrefix(name);
+  let nc: NatsConnection | undefined;
+  let cleanup: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    nc = await connectBroker();
+    cleanup = await streamsFor(nc, prefix);
+  });
+  afterAll(async () => {
+    await cleanup?.();
+    await nc?.close();
+  });
+  return { prefix, layout: layoutOf({ prefix }), connection: () => nc! };
 }
 
 /** Creates the streams of `prefix`; the returned function deletes them. */
@@ -66,21 +100,31 @@ export interface OwnBroker {
   dispose(): Promise<void>;
 }
 
-export async function ownBroker(): Promise<OwnBroker> {
+/**
+ * `config`, when given, is the rest of a nats-server configuration (users and
+ * permissions, say) after its address, port and store; `credentials` are
+ * what the start-up check connects with.
+ */
+export async function ownBroker(
+  options: { config?: string; credentials?: Pick<ConnectionOptions, 'user' | 'pass'> } = {},
+): Promise<OwnBroker> {
   const port = await freePort();
   const store = mkdtempSync(join(tmpdir(), 'evosci-rx-nats-'));
   const url = `127.0.0.1:${port}`;
+  const configFile = join(store, 'nats.conf');
+  writeFileSync(
+    configFile,
+    `listen: "${url}"\njetstream { store_dir: "${join(store, 'js')}" }\n${options.config ?? ''}\n`,
+  );
   let child: ChildProcess | undefined;
   const broker: OwnBroker = {
     url,
     async start() {
-      child = spawn('/usr/sbin/nats-server', ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', store], {
-        stdio: 'ignore',
-      });
+      child = spawn('/usr/sbin/nats-server', ['-c', configFile], { stdio: 'ignore' });
       const until = Date.now() + 10_000;
       for (;;) {
         try {
-          const nc = await connect({ servers: url, timeout: 500, reconnect: false });
+          const nc = await connect({ servers: url, timeout: 500, reconnect: false, ...options.credentials });
           await jetstreamManager(nc);
           await nc.close();
           return;

@@ -73,7 +73,7 @@ const surface: Record<string, readonly string[]> = {
     'DeadLetterError',
     'DeadLetterRecord',
     'FinishedRecord',
-    'Headers',
+    'RunHeaders',
     'RunRequest',
     'SerializedError',
     'StartedRecord',

@@ -1,0 +1,47 @@
+import type { JsMsg } from '@nats-io/jetstream';
+import type { Subscription } from 'rxjs';
+
+/**
+ * A request a worker is running: it confirms the request is being worked on
+ * (`working()`) every `heartbeatMs` while the run lasts, through the latest
+ * delivery of it, which is the one the server waits on.
+ */
+export class ActiveRun {
+  private msg: JsMsg;
+  private readonly timer: ReturnType<typeof setInterval>;
+  subscription: Subscription | undefined;
+
+  constructor(msg: JsMsg, heartbeatMs: number) {
+    this.msg = msg;
+    this.timer = setInterval(() => this.msg.working(), heartbeatMs);
+  }
+
+  /** Delivered again while this worker runs it (its confirmation reached the server late): keeps it. */
+  adopt(msg: JsMsg): void {
+    this.msg = msg;
+    msg.working();
+  }
+
+  /** Done with the request: acknowledged, so that it leaves the work queue. */
+  ack(): void {
+    clearInterval(this.timer);
+    void this.msg.ackAck().catch(() => undefined);
+  }
+
+  /** Handed back at once: another worker starts the next attempt. */
+  nak(): void {
+    clearInterval(this.timer);
+    this.msg.nak();
+  }
+
+  /** Left alone: another attempt owns the request now. */
+  release(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Stops the run and hands the request back. */
+  stop(): void {
+    this.subscription?.unsubscribe();
+    this.nak();
+  }
+}

@@ -1,0 +1,224 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { JsMsg } from '@nats-io/jetstream';
+import type { Subscriber } from 'rxjs';
+import { DecodeIssue } from '../decode/decodeLine.js';
+import { deliver, JsonlDecoder, type DecodeOptions } from '../decode/JsonlDecoder.js';
+import { DecodeError, EvoSciError } from '../errors.js';
+import type { EvoEvent, UnknownEvent } from '../events.js';
+import { AttemptSupersededError, BrokerError, brokerError, DeadLetterError } from './errors.js';
+import { Follower, type FollowStart } from './follow.js';
+import type { JetStreamLayout } from './layout.js';
+import { placeEvent, type EventPosition } from './positions.js';
+import { decodeRecord, deserializeError, RunHeaders, type FinishedRecord } from './records.js';
+import { ReorderBuffer, type InOrder } from './ReorderBuffer.js';
+import { readStatus } from './status.js';
+
+/** One run to read, as `fromJetStream` was asked: its options checked and with their defaults. */
+export interface ReadPlan extends Pick<DecodeOptions, 'strict' | 'onDiagnostic'> {
+  readonly layout: JetStreamLayout;
+  readonly runId: string;
+  readonly after: EventPosition | undefined;
+  readonly keepUnknown: boolean;
+  readonly maxLineBytes: number;
+  readonly maxHeldBytes: number;
+}
+
+const text = new TextDecoder();
+
+/**
+ * One subscription of `fromJetStream`: picks the attempt to follow from the
+ * run's last status record, reads the run's subjects from that attempt's
+ * start, puts its events back in order, decodes each with the decoder of
+ * `fromJsonl` and ends at its `finished` record.
+ */
+export class RunReader {
+  private following: Follower | undefined;
+  private done = false;
+  /** The attempt being emitted; `undefined` until its `started` record is read. */
+  private attempt: number | undefined;
+  private readonly order: ReorderBuffer;
+  private readonly decoder: JsonlDecoder;
+  private readonly runPrefix: string;
+  /** The event being decoded, and where its events go: `deliver` stops once this reader is done. */
+  private current: InOrder | undefined;
+  private readonly sink: { readonly closed: boolean; next(event: EvoEvent | UnknownEvent): void };
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly plan: ReadPlan,
+    private readonly subscriber: Subscriber<EvoEvent | UnknownEvent>,
+  ) {
+    this.attempt = plan.after?.attempt;
+    this.order = new ReorderBuffer(plan.after ? plan.after.sequence + 1 : 1);
+    this.decoder = new JsonlDecoder({ keepUnknown: plan.keepUnknown, maxLineBytes: plan.maxLineBytes });
+    this.runPrefix = plan.layout.statusSubject(plan.runId).slice(0, -'status'.length);
+    const isDone = () => this.done;
+    this.sink = {
+      get closed() {
+        return isDone();
+      },
+      next: (event) => {
+        const { sequence, resumeFrom } = this.current!;
+        placeEvent(event, { runId: plan.runId, attempt: this.attempt!, sequence, resumeFrom });
+        subscriber.next(event);
+      },
+    };
+  }
+
+  start(): void {
+    this.open().catch((err: unknown) =>
+      this.end(EvoSciError.is(err) ? err : brokerError(this.nc, `could not read run ${this.plan.runId}`, err)),
+    );
+  }
+
+  stop(): void {
+    this.done = true;
+    this.following?.stop();
+  }
+
+  private async open(): Promise<void> {
+    const { nc, plan } = this;
+    const { layout, runId, after } = plan;
+    const status = await readStatus(nc, layout, runId).catch((err: unknown) => {
+      throw brokerError(
+        nc,
+        `could not read the status of run ${runId} from stream ${layout.eventsStream} (has ensureStreams run?)`,
+        err,
+      );
+    });
+    const last = status?.record;
+    if (last?.record === 'dead-letter') throw new DeadLetterError(runId, last.reason, last.attempts);
+    let start: FollowStart = { from: 'start' };
+    if (after) {
+      if (last && last.attempt > after.attempt) throw new AttemptSupersededError(runId, after.attempt, last.attempt);
+      start = { from: 'sequence', sequence: after.resumeFrom };
+    } else if (last?.record === 'started') {
+      this.attempt = last.attempt;
+      start = { from: 'sequence', sequence: status!.sequence };
+    } else if (last?.record === 'finished') {
+      this.attempt = last.attempt;
+      start = { from: 'sequence', sequence: last.startSequence };
+    }
+    if (this.done) return;
+    this.following = await Follower.start(
+      nc,
+      layout.eventsStream,
+      layout.runSubjects(runId),
+      start,
+      (message) => this.onMessage(message),
+      (error) => this.end(error),
+    );
+    if (this.done) this.following.stop();
+  }
+
+  private onMessage(message: JsMsg): void {
+    if (this.done) return;
+    // An app callback (onDiagnostic) or a downstream operator that throws ends this subscription, not the app.
+    try {
+      const token = message.subject.slice(this.runPrefix.length);
+      if (token === 'status') this.onStatus(message);
+      else this.onEvent(message, Number(token));
+    } catch (err) {
+      this.end(err);
+    }
+  }
+
+  private onEvent(message: JsMsg, eventAttempt: number): void {
+    const { runId, layout } = this.plan;
+    // Read from the run's start, an event before any started record: that record was removed.
+    if (this.attempt === undefined) return this.end(startGone(runId, eventAttempt, layout.eventsStream));
+    // From another attempt (a worker thought dead): not ours.
+    if (eventAttempt !== this.attempt) return;
+    const sequence = Number(message.headers?.get(RunHeaders.sequence));
+    if (!(Number.isInteger(sequence) && sequence >= 1)) {
+      return this.report(
+        new DecodeIssue(
+          0,
+          text.decode(message.data),
+          `message ${message.seq} of stream ${layout.eventsStream} has no ${RunHeaders.sequence} header; dropped`,
+        ),
+      );
+    }
+    if (!this.order.add(sequence, message.data, message.seq)) return;
+    for (let ready = this.order.take(); ready && !this.done; ready = this.order.take()) this.emit(ready);
+    if (this.order.bytes > this.plan.maxHeldBytes) {
+      this.end(
+        new BrokerError(
+          `run ${runId} attempt ${this.attempt}: event ${this.order.next} is missing from stream ${layout.eventsStream} while ${this.order.size} later ones (${this.order.bytes} bytes, more than maxHeldBytes) arrived`,
+        ),
+      );
+    }
+  }
+
+  /** Decodes one event's payload as a line of `fromJsonl`: bytes counted as UTF-8, one strict/diagnostic rule. */
+  private emit(ready: InOrder): void {
+    const { strict, onDiagnostic } = this.plan;
+    this.current = ready;
+    const numbered = (issue: DecodeIssue) => new DecodeIssue(ready.sequence, issue.raw, issue.message);
+    const routing = { strict, onDiagnostic: onDiagnostic && ((issue: DecodeIssue) => onDiagnostic(numbered(issue))) };
+    let fatal = deliver(this.decoder.write(ready.data), this.sink, routing);
+    if (fatal === undefined && !this.done) fatal = deliver(this.decoder.end(), this.sink, routing);
+    if (fatal !== undefined) this.end(new DecodeError(numbered(fatal)));
+  }
+
+  /** A message that is not an event: a diagnostic, or the end with `strict`. */
+  private report(issue: DecodeIssue): void {
+    if (this.plan.strict) return this.end(new DecodeError(issue));
+    this.plan.onDiagnostic?.(issue);
+  }
+
+  private onStatus(message: JsMsg): void {
+    const { runId, layout } = this.plan;
+    const record = decodeRecord(message.data);
+    if (!record) {
+      const issue = new DecodeIssue(
+        0,
+        text.decode(message.data),
+        `message ${message.seq} of stream ${layout.eventsStream} is not a status record; dropped`,
+      );
+      return this.plan.onDiagnostic?.(issue);
+    }
+    if (record.record === 'dead-letter') return this.end(new DeadLetterError(runId, record.reason, record.attempts));
+    if (record.record === 'started') {
+      if (this.attempt === undefined) this.attempt = record.attempt;
+      else if (record.attempt > this.attempt) this.end(new AttemptSupersededError(runId, this.attempt, record.attempt));
+      return;
+    }
+    if (this.attempt === undefined) return this.end(startGone(runId, record.attempt, layout.eventsStream));
+    // Records of an attempt below the one followed are a superseded worker's: ignored.
+    if (record.attempt === this.attempt) this.finished(record);
+  }
+
+  private finished(record: FinishedRecord): void {
+    const { runId, layout } = this.plan;
+    const emitted = this.order.next - 1;
+    // A run that failed while storing its events says how many were stored; later ones may be held.
+    if (emitted < record.events || (this.order.size > 0 && record.outcome === 'completed')) {
+      return this.end(
+        new BrokerError(
+          `run ${runId} attempt ${record.attempt}: events ${emitted + 1} to ${record.events} are missing from stream ${layout.eventsStream} (removed by its limits?)`,
+        ),
+      );
+    }
+    if (record.outcome === 'completed') return this.end();
+    this.end(
+      record.error
+        ? deserializeError(record.error, runId)
+        : new BrokerError(`run ${runId} failed without an error in its record`),
+    );
+  }
+
+  private end(error?: unknown): void {
+    if (this.done) return;
+    this.stop();
+    if (error === undefined) this.subscriber.complete();
+    else this.subscriber.error(error);
+  }
+}
+
+/** The error of a run read from its start whose attempt's `started` record the stream no longer holds. */
+function startGone(runId: string, attempt: number, stream: string): BrokerError {
+  return new BrokerError(
+    `run ${runId}: the started record of attempt ${attempt} is no longer in stream ${stream} (removed by its limits), so the attempt cannot be read from its start`,
+  );
+}

@@ -1,0 +1,32 @@
+// Every default of the JetStream layer, written once: timings, sizes and limits.
+
+const MIB = 1024 * 1024;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export const DEFAULTS = {
+  /** How long one publish waits for the stream's ack. */
+  ackTimeoutMs: 5000,
+  /** How long a publish is retried (same `Nats-Msg-Id`) before it fails. */
+  retryForMs: 30_000,
+  /** Publishes of one attempt awaiting their ack at most. */
+  maxPendingAcks: 256,
+  /** Bytes of one attempt's events held while the broker is behind. */
+  maxBufferBytes: 64 * MIB,
+  /** Bytes of events a reader holds ahead of a missing one. */
+  maxHeldBytes: 64 * MIB,
+  /** How long a request stays with a worker that stopped confirming it. */
+  ackWaitMs: 30_000,
+  /** How long one pull for a request waits on the server; also the longest a worker's stop waits for it. */
+  pullExpiresMs: 5000,
+  /** Runs at once in one worker. */
+  concurrency: 1,
+  /** Attempts of a run before it is dead-lettered. */
+  maxAttempts: 3,
+  /** How long events and status records are kept. */
+  eventsMaxAgeMs: 7 * DAY_MS,
+  /** How long a `Nats-Msg-Id` is remembered. */
+  duplicateWindowMs: 2 * 60 * 1000,
+} as const;
+
+/** Milliseconds as the nanoseconds of JetStream's configuration. */
+export const nanos = (ms: number): number => Math.round(ms * 1_000_000);

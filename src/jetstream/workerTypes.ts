@@ -1,0 +1,44 @@
+import type { RunOptions } from '../process/run.js';
+import type { JetStreamLayout } from './layout.js';
+import type { PublishToOptions } from './publishTo.js';
+import type { PublishTiming } from './publishStored.js';
+import type { RequestField } from './requests.js';
+import type { RunRequest } from './submitRun.js';
+
+/** What a worker did, as `serveRuns` emits it. */
+export type WorkerActivity =
+  | { readonly type: 'started'; readonly runId: string; readonly attempt: number }
+  | {
+      readonly type: 'finished';
+      readonly runId: string;
+      readonly attempt: number;
+      readonly outcome: 'completed' | 'failed';
+      readonly error?: unknown;
+    }
+  /** The attempt could not be recorded (broker unreachable): the request goes back to the queue. */
+  | { readonly type: 'returned'; readonly runId: string; readonly attempt: number; readonly error: unknown }
+  /** A broker call failed or timed out while taking the request: it was handed back to be taken again. */
+  | { readonly type: 'retrying'; readonly runId: string | undefined; readonly error: unknown }
+  /** Another attempt was started while this one ran: what it wrote last was refused, and it stopped. */
+  | {
+      readonly type: 'superseded';
+      readonly runId: string;
+      readonly attempt: number;
+      readonly nextAttempt: number;
+    }
+  /** Delivered again after its run had already ended, or submitted again while it runs: acknowledged without running it. */
+  | { readonly type: 'skipped'; readonly runId: string; readonly attempt: number; readonly reason: string }
+  | { readonly type: 'dead-lettered'; readonly runId: string | undefined; readonly reason: string };
+
+/** The options of `serveRuns`, checked and with their defaults. */
+export interface WorkerSettings {
+  readonly layout: JetStreamLayout;
+  readonly concurrency: number;
+  readonly maxAttempts: number;
+  readonly ackWaitMs: number;
+  readonly worker: string;
+  readonly timing: PublishTiming;
+  readonly runOptions: Omit<RunOptions, 'prompt'> | ((request: RunRequest, attempt: number) => RunOptions) | undefined;
+  readonly allowFromRequest: readonly RequestField[];
+  readonly publish: Pick<PublishToOptions, 'maxPendingAcks' | 'maxBufferBytes' | 'ackTimeoutMs' | 'retryForMs'>;
+}

@@ -1,0 +1,89 @@
+// Only the current attempt of a run can write it: a superseded attempt's
+// records are refused, readers read the newer attempt, and a worker outlives
+// a broker call that fails.
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { filter, firstValueFrom, lastValueFrom, of, ReplaySubject, Subject, take, toArray } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import type { EvoEvent } from '../../src/events.js';
+import {
+  AttemptSupersededError,
+  ensureStreams,
+  fromJetStream,
+  layoutOf,
+  publishTo,
+  serveRuns,
+  submitRun,
+  type WorkerActivity,
+} from '../../src/jetstream/index.js';
+import { encodeRecord } from '../../src/jetstream/records.js';
+import { fakeEvoSci } from '../../testing/index.js';
+import { fixturePath } from '../support/collect.js';
+import { connectBroker, fixtureEvents, streamsFor, uniquePrefix, suiteStreams } from './support.js';
+
+const contract = fixtureEvents('contract-example.jsonl');
+const research = fixtureEvents('research-run.jsonl');
+
+describe('fenced attempts', () => {
+  const { prefix, layout, connection } = suiteStreams('fence');
+
+  it('reads back attempt 2 when a stale attempt 1 completes after it', async () => {
+    const nc = connection();
+    const runId = 'stale-1';
+    await jetstream(nc).publish(
+      layout.statusSubject(runId),
+      encodeRecord({ record: 'started', runId, attempt: 1, at: new Date().toISOString() }),
+    );
+    await lastValueFrom(of(...contract).pipe(publishTo(nc, runId, { prefix, attempt: 2 })));
+    const stale = await lastValueFrom(of(...research).pipe(publishTo(nc, runId, { prefix, attempt: 1 }))).catch(
+      (e: unknown) => e,
+    );
+    expect(stale).toBeInstanceOf(AttemptSupersededError);
+    expect(stale).toMatchObject({ attempt: 1, nextAttempt: 2 });
+    expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(contract);
+  });
+
+  it('refuses the finished record of an attempt superseded while it ran', async () => {
+    const nc = connection();
+    const runId = 'stale-2';
+    const first = new Subject<EvoEvent>();
+    const attempt1 = lastValueFrom(first.pipe(publishTo(nc, runId, { prefix, attempt: 1 }))).catch((e: unknown) => e);
+    first.next(research[0]!);
+    first.next(research[1]!);
+    // Attempt 1 is stored and being read before attempt 2 starts.
+    await firstValueFrom(fromJetStream(nc, runId, { prefix }).pipe(take(2), toArray()));
+    await lastValueFrom(of(...contract).pipe(publishTo(nc, runId, { prefix, attempt: 2 })));
+    for (const event of research.slice(2)) first.next(event);
+    first.complete();
+    expect(await attempt1).toBeInstanceOf(AttemptSupersededError);
+    expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(contract);
+  });
+});
+
+describe('a worker and a failed broker call', () => {
+  it('hands the request back, reports it and goes on serving', async () => {
+    const nc = await connectBroker();
+    const prefix = uniquePrefix('blip');
+    const cleanup = await streamsFor(nc, prefix);
+    const layout = layoutOf({ prefix });
+    const activity = new ReplaySubject<WorkerActivity>();
+    const serving = serveRuns(nc, {
+      prefix,
+      runOptions: fakeEvoSci([{ transcript: fixturePath('contract-example.jsonl') }]),
+    }).subscribe(activity);
+    try {
+      // Every status read fails while the events stream is gone.
+      await (await jetstreamManager(nc)).streams.delete(layout.eventsStream);
+      const runId = await submitRun(nc, { prompt: 'through a blip' }, { prefix });
+      const retrying = await firstValueFrom(activity.pipe(filter((a) => a.type === 'retrying')));
+      expect(retrying).toMatchObject({ runId });
+      await ensureStreams(nc, { prefix, storage: 'memory' });
+      expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(contract);
+      const finished = await firstValueFrom(activity.pipe(filter((a) => a.type === 'finished')));
+      expect(finished).toMatchObject({ runId, attempt: 1, outcome: 'completed' });
+    } finally {
+      serving.unsubscribe();
+      await cleanup();
+      await nc.close();
+    }
+  }, 30_000);
+});

@@ -1,0 +1,108 @@
+// NATS's own permissions separate submitters from workers: on a nats-server
+// of this test's own, a submitter can queue runs and read their status and
+// events, and cannot write either, nor take requests.
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
+import { filter, lastValueFrom, takeWhile, toArray } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureStreams, fromJetStream, layoutOf, serveRuns, submitRun, watchRuns } from '../../src/jetstream/index.js';
+import { encodeRecord } from '../../src/jetstream/records.js';
+import { fakeEvoSci } from '../../testing/index.js';
+import { fixturePath } from '../support/collect.js';
+import { fixtureEvents, ownBroker, type OwnBroker } from './support.js';
+
+const prefix = 'evosci';
+const layout = layoutOf({ prefix });
+const events = layout.eventsStream;
+
+/** The users of the README's "Security" section, for the default prefix. */
+const users = `
+authorization {
+  users = [
+    { user: submitter, password: submitter-secret, permissions: {
+        publish: { allow: [
+          "${layout.requestsSubject}",
+          "$JS.API.STREAM.MSG.GET.${events}",
+          "$JS.API.STREAM.INFO.${events}",
+          "$JS.API.CONSUMER.CREATE.${events}.>",
+          "$JS.API.CONSUMER.MSG.NEXT.${events}.>",
+          "$JS.API.CONSUMER.INFO.${events}.>",
+          "$JS.API.CONSUMER.DELETE.${events}.>"
+        ] },
+        subscribe: { allow: ["_INBOX.>"] }
+    } },
+    { user: worker, password: worker-secret, permissions: {
+        publish: { allow: ["${prefix}.run.>", "$JS.API.>", "$JS.ACK.${layout.requestsStream}.>"] },
+        subscribe: { allow: ["_INBOX.>"] }
+    } }
+  ]
+}`;
+
+describe('a broker with submitter and worker users', () => {
+  let broker: OwnBroker;
+  let worker: NatsConnection;
+  let submitter: NatsConnection;
+  const contract = fixtureEvents('contract-example.jsonl');
+
+  beforeAll(async () => {
+    broker = await ownBroker({ config: users, credentials: { user: 'worker', pass: 'worker-secret' } });
+    await broker.start();
+    worker = await connect({ servers: broker.url, user: 'worker', pass: 'worker-secret' });
+    submitter = await connect({ servers: broker.url, user: 'submitter', pass: 'submitter-secret' });
+    await ensureStreams(worker, { prefix, storage: 'memory' });
+  });
+  afterAll(async () => {
+    await submitter?.close();
+    await worker?.close();
+    await broker?.dispose();
+  });
+
+  it('lets a submitter queue a run and read it, and not forge its events or status', async () => {
+    const serving = serveRuns(worker, {
+      prefix,
+      worker: 'the-worker',
+      runOptions: fakeEvoSci([{ transcript: fixturePath('contract-example.jsonl') }]),
+    }).subscribe();
+    try {
+      const runId = await submitRun(submitter, { prompt: 'allowed' }, { prefix });
+      expect(await lastValueFrom(fromJetStream(submitter, runId, { prefix }).pipe(toArray()))).toEqual(contract);
+
+      // A forged failure of the run, and a forged event: the server refuses both publishes.
+      const forged = encodeRecord({
+        record: 'finished',
+        runId,
+        attempt: 1,
+        at: new Date().toISOString(),
+        events: 0,
+        startSequence: 1,
+        outcome: 'failed',
+      });
+      const js = jetstream(submitter, { timeout: 2000 });
+      await expect(js.publish(layout.statusSubject(runId), forged)).rejects.toThrow(/Permissions Violation/);
+      await expect(js.publish(layout.attemptSubject(runId, 2), '{"type": "text", "content": "x"}')).rejects.toThrow(
+        /Permissions Violation/,
+      );
+      // Nor can it take requests meant for workers.
+      await expect(
+        js.consumers.get(layout.requestsStream, layout.workersConsumer).then((c) => c.next({ expires: 1000 })),
+      ).rejects.toThrow(/Permissions Violation/);
+
+      // The run reads as the worker wrote it.
+      expect(await lastValueFrom(fromJetStream(submitter, runId, { prefix }).pipe(toArray()))).toEqual(contract);
+      const written = await lastValueFrom(
+        watchRuns(submitter, { prefix, from: 'start' }).pipe(
+          filter((r) => r.runId === runId),
+          takeWhile((r) => r.record !== 'finished', true),
+          toArray(),
+        ),
+      );
+      expect(written.map((r) => [r.record, r.record === 'dead-letter' ? undefined : r.worker])).toEqual([
+        ['started', 'the-worker'],
+        ['finished', 'the-worker'],
+      ]);
+      expect(written.at(-1)).toMatchObject({ outcome: 'completed' });
+    } finally {
+      serving.unsubscribe();
+    }
+  }, 30_000);
+});
