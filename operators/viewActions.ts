@@ -28,6 +28,7 @@ import { ofType } from './ofType.js';
 import { pairToolCalls, type ToolInvocation } from './pairToolCalls.js';
 import { summarize, type RunSummary } from './summarize.js';
 import { sumUsage, type UsageTotals } from './sumUsage.js';
+import { isToolCall } from './toolCalls.js';
 
 /** A `panel_dispatch_*` event. */
 export type PanelDispatchEvent = PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent;
@@ -49,7 +50,7 @@ function mainTools(events$: Observable<EvoEvent | UnknownEvent>): Observable<Vie
   return events$.pipe(
     // The questions and approvals too: a call the run stopped to ask about ends as awaiting input.
     ofType('tool_call', 'tool_result', 'ask_user', 'interrupt'),
-    filter((e) => !('name' in e) || e.name !== 'task'),
+    filter((e) => !('name' in e) || isToolCall(e)),
     pairToolCalls(),
     map((invocation): ViewAction => ({ kind: 'tool', invocation })),
   );
