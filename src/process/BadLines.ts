@@ -1,5 +1,5 @@
 import { stripControls } from '../controls.js';
-import type { DecodeIssue } from '../decode/decodeLine.js';
+import type { DecodeIssue } from '../errors.js';
 
 /** The lines of a run that were not events, counted so that an error can say so even without an `onDiagnostic`. */
 export class BadLines {
@@ -10,8 +10,11 @@ export class BadLines {
 
   /** Counts `issue` and passes it to the app's `onDiagnostic`. */
   readonly report = (issue: DecodeIssue): void => {
-    this.count++;
-    this.first ??= issue;
+    // A note on an event that was kept (an integer JSON.parse rounded) is not a line that was lost.
+    if (!issue.kept) {
+      this.count++;
+      this.first ??= issue;
+    }
     this.onDiagnostic?.(issue);
   };
 

@@ -1,6 +1,6 @@
 import { config, type Subscriber, type TeardownLogic } from 'rxjs';
 import { deliver, JsonlDecoder, type Decoded } from '../decode/JsonlDecoder.js';
-import type { DecodeIssue } from '../decode/decodeLine.js';
+import type { DecodeIssue } from '../errors.js';
 import {
   CancelledError,
   DecodeError,
