@@ -7,7 +7,8 @@ import { serializeError } from '../../src/jetstream/index.js';
 
 describe('the EvoSciError family', () => {
   it('is recognised by its brand and class name across two copies of the library', async () => {
-    const built = await import('../../dist/src/errors.js');
+    // The built copy, loaded by URL: the build's own program must not take its output as input.
+    const built = (await import(new URL('../../dist/src/errors.js', import.meta.url).href)) as typeof source;
     expect(built.TimeoutError).not.toBe(source.TimeoutError);
     const other = new built.TimeoutError('took too long', { stderrTail: 'x' });
     expect(other).toBeInstanceOf(source.EvoSciError);
