@@ -58,6 +58,10 @@ describe('converse', () => {
     expect(error).toBeInstanceOf(ExitError);
     expect(readFileSync(record, 'utf8').trim().split('\n')).toHaveLength(1);
   });
+});
+
+describe('converse: a turn’s events$ ends when the conversation errors', () => {
+  const path = scratch();
 
   /** Each turn's `events$` read on its own, as an app that keeps turns for later would, and how each ended. */
   function endings(turns: ConversationTurn[]): Promise<unknown>[] {
