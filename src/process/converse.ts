@@ -1,4 +1,4 @@
-import { concatMap, defer, Observable, Subject, type OperatorFunction } from 'rxjs';
+import { concatMap, defer, Observable, Subject, tap, type OperatorFunction } from 'rxjs';
 import type { EvoEvent } from '../events.js';
 import { run, type ExitInfo, type RunOptions } from './run.js';
 
@@ -11,7 +11,7 @@ export interface ConversationTurn {
   readonly resume: string | undefined;
   /**
    * The events of this turn's run, hot like `groupBy`'s groups: subscribe
-   * when the turn is emitted. Errors as the run does.
+   * when the turn is emitted. Errors as the run does, and whenever the conversation errors.
    */
   readonly events$: Observable<EvoEvent>;
 }
@@ -24,7 +24,9 @@ export interface ConversationTurn {
  * after its `done`. Answering a `needs-input` run is one more prompt.
  *
  * A turn's error errors the conversation (there is no thread to go on with
- * reliably); unsubscribing stops the turn in progress.
+ * reliably), and any error of the conversation errors the `events$` of the
+ * turn in progress, so that no reader of it waits for an end that will not
+ * come; unsubscribing stops the turn in progress.
  *
  * ```ts
  * prompts$.pipe(
@@ -43,40 +45,58 @@ export interface ConversationTurn {
 export function converse(options: Omit<RunOptions, 'prompt'>): OperatorFunction<string, ConversationTurn> {
   return (prompts$) =>
     defer(() => {
-      let thread = options.resume;
-      let index = 0;
+      const thread = new ConversationThread(options);
       return prompts$.pipe(
-        concatMap(
-          (prompt) =>
-            new Observable<ConversationTurn>((subscriber) => {
-              const events = new Subject<EvoEvent>();
-              let exited = false;
-              let completed = false;
-              const next = () => {
-                if (exited && completed) subscriber.complete();
-              };
-              subscriber.next({ prompt, index: index++, resume: thread, events$: events.asObservable() });
-              const onExit = (info: ExitInfo) => {
-                if (info.threadId !== undefined) thread = info.threadId;
-                exited = true;
-                options.onExit?.(info);
-                next();
-              };
-              const subscription = run({ ...options, prompt, resume: thread, onExit }).subscribe({
-                next: (event) => events.next(event),
-                error: (err: unknown) => {
-                  events.error(err);
-                  subscriber.error(err);
-                },
-                complete: () => {
-                  events.complete();
-                  completed = true;
-                  next();
-                },
-              });
-              return () => subscription.unsubscribe();
-            }),
-        ),
+        concatMap((prompt) => thread.turn(prompt)),
+        // Whatever errors the conversation (a run, a run that could not start, the prompts) errors the turn in progress.
+        tap({ error: (err: unknown) => thread.fail(err) }),
       );
     });
+}
+
+/** One conversation's state across its turns: the thread to resume, the count, the turn in progress. */
+class ConversationThread {
+  private thread: string | undefined;
+  private index = 0;
+  private current: Subject<EvoEvent> | undefined;
+
+  constructor(private readonly options: Omit<RunOptions, 'prompt'>) {
+    this.thread = options.resume;
+  }
+
+  /** A turn: emitted at once, complete once its run has completed and its process exited. */
+  turn(prompt: string): Observable<ConversationTurn> {
+    return new Observable<ConversationTurn>((subscriber) => {
+      const events = new Subject<EvoEvent>();
+      this.current = events;
+      let exited = false;
+      let completed = false;
+      const next = () => {
+        if (exited && completed) subscriber.complete();
+      };
+      subscriber.next({ prompt, index: this.index++, resume: this.thread, events$: events.asObservable() });
+      const onExit = (info: ExitInfo) => {
+        if (info.threadId !== undefined) this.thread = info.threadId;
+        exited = true;
+        this.options.onExit?.(info);
+        next();
+      };
+      // run() throws at once for options it refuses (an empty prompt): that errors the conversation, and `tap` the turn.
+      const subscription = run({ ...this.options, prompt, resume: this.thread, onExit }).subscribe({
+        next: (event) => events.next(event),
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => {
+          events.complete();
+          completed = true;
+          next();
+        },
+      });
+      return () => subscription.unsubscribe();
+    });
+  }
+
+  /** Errors the turn in progress, if it has not ended. */
+  fail(err: unknown): void {
+    this.current?.error(err);
+  }
 }

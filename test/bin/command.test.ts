@@ -192,7 +192,6 @@ describe('evosci-rx endings', () => {
       env: { ...process.env, ...fake.env, EVOSCI_BIN: fake.command },
     });
     const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
-    await new Promise((r) => setTimeout(r, 200));
     child.kill('SIGTERM');
     const code = await new Promise((resolve) => child.on('close', resolve));
     expect(code).toBe(143);

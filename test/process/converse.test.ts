@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { concatMap, from, lastValueFrom, map, toArray } from 'rxjs';
+import { concatMap, from, lastValueFrom, map, Subject, tap, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { converse, ExitError, summarize, type EvoEvent } from '../../index.js';
+import { converse, ExitError, summarize, type ConversationTurn, type EvoEvent } from '../../index.js';
 import { fakeEvoSci } from '../../testing/fakeEvoSci.js';
 import { events as ev } from '../../testing/events.js';
-import { scratch } from '../support/processes.js';
+import { gone, readWhenWritten, scratch } from '../support/processes.js';
 
 const line = (event: EvoEvent) => JSON.stringify(event);
 
@@ -57,5 +57,54 @@ describe('converse', () => {
     ).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(ExitError);
     expect(readFileSync(record, 'utf8').trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('converse: a turn’s events$ ends when the conversation errors', () => {
+  const path = scratch();
+
+  /** Each turn's `events$` read on its own, as an app that keeps turns for later would, and how each ended. */
+  function endings(turns: ConversationTurn[]): Promise<unknown>[] {
+    return turns.map((turn) =>
+      lastValueFrom(turn.events$, { defaultValue: undefined }).then(
+        () => 'completed',
+        (err: unknown) => err,
+      ),
+    );
+  }
+
+  it('errors the turn’s events$ with the conversation when run() refuses the turn at once', async () => {
+    const turns: ConversationTurn[] = [];
+    const conversation = lastValueFrom(
+      from(['']).pipe(
+        converse(fakeEvoSci([{ lines: [line(ev.done(''))] }])),
+        tap((turn) => turns.push(turn)),
+      ),
+    ).catch((err: unknown) => err);
+    const ended = endings(turns);
+    const error = await conversation;
+    expect(error).toBeInstanceOf(TypeError);
+    expect(turns).toHaveLength(1);
+    expect(await Promise.all(ended)).toEqual([error]);
+  });
+
+  it('errors the turn in progress when the prompts error, and stops its process', async () => {
+    const record = path('argv-prompts-error.json');
+    const prompts = new Subject<string>();
+    const turns: ConversationTurn[] = [];
+    const conversation = lastValueFrom(
+      prompts.pipe(
+        converse(fakeEvoSci([{ record }, { hang: true }])),
+        tap((turn) => turns.push(turn)),
+      ),
+    ).catch((err: unknown) => err);
+    prompts.next('one');
+    const ended = endings(turns);
+    const { pid } = JSON.parse(await readWhenWritten(record)) as { pid: number };
+    const stop = new Error('no more prompts');
+    prompts.error(stop);
+    expect(await conversation).toBe(stop);
+    expect(await Promise.all(ended)).toEqual([stop]);
+    expect(await gone(pid)).toBe(true);
   });
 });

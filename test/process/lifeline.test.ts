@@ -123,6 +123,25 @@ describe.skipIf(process.platform !== 'linux')('run({ lifeline: true })', () => {
     expect(await eventually(() => processesWith(marker).length === 0, 5000)).toBe(true);
   });
 
+  it('warns when the watchdog started but ended before the run', async () => {
+    const warned = new Promise<Error>((resolve) => process.once('warning', resolve));
+    const fake = fakeEvoSci([{ sleep: 10_000 }]);
+    const execPath = process.execPath;
+    // An executable that starts and exits 1 at once: a watchdog that does not stay.
+    process.execPath = '/bin/false';
+    let subscription;
+    try {
+      subscription = run({ prompt: 'x', lifeline: true, ...fake }).subscribe({ error: () => undefined });
+    } finally {
+      process.execPath = execPath;
+    }
+    try {
+      expect((await warned).message).toMatch(/^the lifeline of process group \d+ ended \(exit code 1\)/);
+    } finally {
+      subscription.unsubscribe();
+    }
+  });
+
   it('leaves nothing behind when the run ends by itself', async () => {
     let pid = 0;
     await lastValueFrom(

@@ -78,7 +78,6 @@ describe('the evosci-rx command', () => {
       env: { ...process.env, ...env, EVOSCI_BIN: command },
     });
     const { pid } = JSON.parse(await readWhenWritten(path('pid.json'))) as { pid: number };
-    await new Promise((r) => setTimeout(r, 200));
     child.kill('SIGINT');
     const code = await new Promise((resolve) => child.on('close', resolve));
     expect(code).toBe(130);

@@ -6,10 +6,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunInfo } from '../../examples/web/api.js';
 import { startDashboardServer } from '../../examples/web/server.js';
 import { hasChromium, launchChromium, type Chromium } from '../support/chromium.js';
 import { isAlive } from '../support/processes.js';
+import { startRun } from './page.js';
 
 /** A page of another origin that tries to start a run on `target` every way a page can, and says when it is done. */
 function hostilePage(target: string): string {
@@ -76,15 +76,8 @@ describe.skipIf(!hasChromium)("the dashboard's guard in Chromium", () => {
       const link = `http://127.0.0.1:${port}/?token=${dashboard.token}`;
       expect((await page.goto(`http://127.0.0.1:${port}/`))?.status()).toBe(401);
       await page.goto(link);
-      await page.getByTestId('scenario').selectOption('needs-input');
-      await page.getByTestId('speed').fill('20');
-      const [response] = await Promise.all([
-        page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/runs'),
-        page.getByTestId('start').click(),
-      ]);
-      expect(response.status()).toBe(201);
-      const run = (await response.json()) as RunInfo;
-      const card = page.locator(`[data-testid="run"][data-run-id="${run.id}"]`);
+      const { card, status } = await startRun(page, 'needs-input', 20);
+      expect(status).toBe(201);
       await expect
         .poll(() => card.getByTestId('outcome').textContent(), { timeout: 30_000, interval: 100 })
         .toBe('needs-input');

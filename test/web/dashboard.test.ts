@@ -8,10 +8,11 @@ import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromJsonl } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
-import type { RunInfo, Scenario } from '../../examples/web/api.js';
+import type { RunInfo } from '../../examples/web/api.js';
 import { startDashboardServer, type DashboardServer } from '../../examples/web/server.js';
 import { transcript } from '../../examples/evosciCommand.js';
 import { CHROMIUM, hasChromium, launchChromium, type Chromium } from '../support/chromium.js';
+import { startRun, waitForState } from './page.js';
 import { gone, isAlive } from '../support/processes.js';
 
 const SCREENSHOTS = fileURLToPath(new URL('./.screenshots/', import.meta.url));
@@ -40,6 +41,55 @@ async function figure(card: Locator, testid: string): Promise<number> {
   return Number((await card.getByTestId(testid).textContent())?.replace(/,/g, ''));
 }
 
+/** What a finished run's card shows, against summarize() of the same transcript. */
+async function expectFinishedCard(card: Locator, expected: RunSummary): Promise<void> {
+  // Each tool call (main agent and sub-agents) is one row, by status.
+  const byStatus = toolsByStatus(expected);
+  for (const status of STATUSES) {
+    expect(await card.locator(`[data-testid="tool-row"][data-status="${status}"]`).count(), `${status} rows`).toBe(
+      byStatus[status],
+    );
+    expect(await figure(card, `summary-tools-${status}`), `${status} in the summary`).toBe(byStatus[status]);
+  }
+  expect(await card.locator('[data-testid="tool-row"][data-status="running"]').count()).toBe(0);
+  for (const duration of await card.getByTestId('tool-duration').allTextContents())
+    expect(duration).toMatch(/^\d+\.\d s$/);
+
+  // The sub-agent tree: one node per delegation, with its name and event count.
+  const subagents = card.getByTestId('subagent');
+  expect(await subagents.count()).toBe(expected.delegations.length);
+  expect(await subagents.getByTestId('subagent-name').allTextContents()).toEqual(
+    expected.delegations.map((d) => d.name),
+  );
+  expect(await subagents.getByTestId('subagent-events').allTextContents()).toEqual(
+    expected.delegations.map((d) => `${d.events} events`),
+  );
+  expect(await figure(card, 'summary-delegations')).toBe(expected.delegations.length);
+
+  expect(await figure(card, 'tokens-input')).toBe(expected.usage.inputTokens);
+  expect(await figure(card, 'tokens-output')).toBe(expected.usage.outputTokens);
+  expect(await figure(card, 'tokens-total')).toBe(expected.usage.totalTokens);
+  expect(await figure(card, 'summary-tokens')).toBe(expected.usage.totalTokens);
+  expect(await figure(card, 'summary-events')).toBe(expected.events);
+  expect(await card.getByTestId('text').textContent()).toBe(expected.response);
+  expect(await card.getByTestId('outcome').textContent()).toBe('completed');
+  expect(
+    await card.getByTestId('panel-dispatch').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-status'))),
+  ).toEqual(expected.panelDispatches.map((p) => p.status));
+  expect(await card.getByTestId('panel-dispatches').textContent()).toContain(expected.panelDispatches[0]!.label);
+}
+
+/** What the card of a run that stopped to ask shows, against summarize() of the same transcript. */
+async function expectQuestionsCard(card: Locator, expected: RunSummary): Promise<void> {
+  await card.getByTestId('outcome').waitFor();
+  expect(await card.getByTestId('outcome').textContent()).toBe('needs-input');
+  const questions = expected.questions.flatMap((e) => e.questions).map((q) => (q as { question: string }).question);
+  expect(questions.length).toBeGreaterThan(0);
+  expect(await card.getByTestId('question-text').allTextContents()).toEqual(questions);
+  expect(await card.getByTestId('text').textContent()).toBe(expected.response);
+  expect(await figure(card, 'tokens-total')).toBe(expected.usage.totalTokens);
+}
+
 describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
   let server: DashboardServer;
   let browser: Chromium;
@@ -48,21 +98,6 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
 
   const info = async (id: string): Promise<RunInfo> =>
     (await fetch(`${server.url}runs/${id}`)).json() as Promise<RunInfo>;
-
-  /** Starts a run from the page's form, as a person would; its card on the page and what the server answered. */
-  const startFromPage = async (scenario: Scenario, speed: number): Promise<{ card: Locator; run: RunInfo }> => {
-    await page.getByTestId('scenario').selectOption(scenario);
-    await page.getByTestId('speed').fill(String(speed));
-    const [response] = await Promise.all([
-      page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/runs'),
-      page.getByTestId('start').click(),
-    ]);
-    const run = (await response.json()) as RunInfo;
-    return { card: page.locator(`[data-testid="run"][data-run-id="${run.id}"]`), run };
-  };
-
-  const waitForState = (card: Locator, state: string) =>
-    expect.poll(() => card.getByTestId('run-state').textContent(), { timeout: 30_000, interval: 100 }).toBe(state);
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
@@ -83,7 +118,7 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
 
   it('shows tool calls while the run streams, and at its end the numbers of summarize() in Node', async () => {
     const expected = await expectedSummary('demo-run.jsonl');
-    const { card, run } = await startFromPage('demo', 2);
+    const { card, run } = await startRun(page, 'demo', 2);
 
     // While it streams: rows are there, the run is still going, no summary yet.
     await card.getByTestId('tool-row').first().waitFor({ timeout: 15_000 });
@@ -98,54 +133,15 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
     const rows = card.getByTestId('tool-row');
     expect(await rows.count()).toBeGreaterThan(rowsWhileStreaming);
 
-    // Each tool call (main agent and sub-agents) is one row, by status.
-    const byStatus = toolsByStatus(expected);
-    for (const status of STATUSES) {
-      expect(await card.locator(`[data-testid="tool-row"][data-status="${status}"]`).count(), `${status} rows`).toBe(
-        byStatus[status],
-      );
-      expect(await figure(card, `summary-tools-${status}`), `${status} in the summary`).toBe(byStatus[status]);
-    }
-    expect(await card.locator('[data-testid="tool-row"][data-status="running"]').count()).toBe(0);
-    for (const duration of await card.getByTestId('tool-duration').allTextContents())
-      expect(duration).toMatch(/^\d+\.\d s$/);
-
-    // The sub-agent tree: one node per delegation, with its name and event count.
-    const subagents = card.getByTestId('subagent');
-    expect(await subagents.count()).toBe(expected.delegations.length);
-    expect(await subagents.getByTestId('subagent-name').allTextContents()).toEqual(
-      expected.delegations.map((d) => d.name),
-    );
-    expect(await subagents.getByTestId('subagent-events').allTextContents()).toEqual(
-      expected.delegations.map((d) => `${d.events} events`),
-    );
-    expect(await figure(card, 'summary-delegations')).toBe(expected.delegations.length);
-
-    expect(await figure(card, 'tokens-input')).toBe(expected.usage.inputTokens);
-    expect(await figure(card, 'tokens-output')).toBe(expected.usage.outputTokens);
-    expect(await figure(card, 'tokens-total')).toBe(expected.usage.totalTokens);
-    expect(await figure(card, 'summary-tokens')).toBe(expected.usage.totalTokens);
-    expect(await figure(card, 'summary-events')).toBe(expected.events);
-    expect(await card.getByTestId('text').textContent()).toBe(expected.response);
-    expect(await card.getByTestId('outcome').textContent()).toBe('completed');
-    expect(
-      await card.getByTestId('panel-dispatch').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-status'))),
-    ).toEqual(expected.panelDispatches.map((p) => p.status));
-    expect(await card.getByTestId('panel-dispatches').textContent()).toContain(expected.panelDispatches[0]!.label);
+    await expectFinishedCard(card, expected);
     expect(pageErrors).toEqual([]);
   }, 60_000);
 
   it('shows the questions of a run that needs input', async () => {
     const expected = await expectedSummary('interrupt-run.jsonl');
-    const { card } = await startFromPage('needs-input', 4);
+    const { card } = await startRun(page, 'needs-input', 4);
     await waitForState(card, 'completed');
-    await card.getByTestId('outcome').waitFor();
-    expect(await card.getByTestId('outcome').textContent()).toBe('needs-input');
-    const questions = expected.questions.flatMap((e) => e.questions).map((q) => (q as { question: string }).question);
-    expect(questions.length).toBeGreaterThan(0);
-    expect(await card.getByTestId('question-text').allTextContents()).toEqual(questions);
-    expect(await card.getByTestId('text').textContent()).toBe(expected.response);
-    expect(await figure(card, 'tokens-total')).toBe(expected.usage.totalTokens);
+    await expectQuestionsCard(card, expected);
   }, 60_000);
 
   it('shows the calls of two sub-agents stopped for approval, and their sub-agents, as awaiting input', async () => {
@@ -166,7 +162,7 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
   }, 60_000);
 
   it('stops the run on the server when Cancel is clicked: its process is gone', async () => {
-    const { card, run } = await startFromPage('slow', 2);
+    const { card, run } = await startRun(page, 'slow', 2);
     await card.getByTestId('tool-row').first().waitFor({ timeout: 15_000 });
     const { pid, state } = await info(run.id);
     expect(state).toBe('running');

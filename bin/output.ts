@@ -1,0 +1,91 @@
+// What the command prints: the view or JSONL while events come, skipped
+// lines, the command that answers a run that stopped to ask.
+import { readFileSync } from 'node:fs';
+import { connect, ignoreElements, merge, tap, type Observable } from 'rxjs';
+import { showControls } from '../src/controls.js';
+import type { DecodeIssue } from '../src/decode/decodeLine.js';
+import { toJsonl } from '../src/decode/jsonl.js';
+import type { EvoEvent } from '../src/events.js';
+import type { ExitInfo } from '../src/process/run.js';
+import { summarize, type RunSummary } from '../operators/summarize.js';
+import { liveView } from '../viewer/liveView.js';
+import type { Stop } from './stop.js';
+
+export function version(): string {
+  // dist/bin/ in the package, bin/ in a checkout.
+  for (const path of ['../../package.json', '../package.json']) {
+    try {
+      return (JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { version: string }).version;
+    } catch {
+      // Not here: the other layout.
+    }
+  }
+  return 'unknown';
+}
+
+/** One line on stderr, controls shown rather than obeyed. */
+export function complain(message: string): void {
+  process.stderr.write(`evosci-rx: ${showControls(message, true)}\n`);
+}
+
+export function onDiagnostic(issue: DecodeIssue): void {
+  process.stderr.write(`evosci-rx: skipped ${showControls(issue.toString())}\n`);
+}
+
+/**
+ * Shows `events$` as the live view, or as JSONL on stdout with `json`; the
+ * summary, or `undefined` when the events failed (said on stderr unless the
+ * command was stopped).
+ */
+export async function show(
+  events$: Observable<EvoEvent>,
+  how: { json: boolean; plain: boolean },
+  stop: Stop,
+): Promise<RunSummary | undefined> {
+  try {
+    return how.json
+      ? await jsonLines(events$, stop.breaks('standard output'))
+      : await liveView(events$, { interactive: how.plain ? false : undefined, showErrors: false });
+  } catch (err) {
+    if (!stop.broken && stop.signalStatus === undefined) complain((err as Error).message);
+    return undefined;
+  }
+}
+
+/** `--json`: each event as a line on stdout; the summary decides the exit status. */
+function jsonLines(events$: Observable<EvoEvent>, broken: (err: Error) => void): Promise<RunSummary | undefined> {
+  let summary: RunSummary | undefined;
+  return new Promise((resolve, reject) =>
+    events$
+      .pipe(
+        connect((shared$) =>
+          merge(
+            shared$.pipe(
+              tap((event) => {
+                // A closed pipe can fail the write itself, not only with an 'error' event.
+                try {
+                  process.stdout.write(toJsonl(event));
+                } catch (err) {
+                  broken(err as Error);
+                }
+              }),
+              ignoreElements(),
+            ),
+            shared$.pipe(summarize()),
+          ),
+        ),
+      )
+      .subscribe({ next: (s) => (summary = s), error: reject, complete: () => resolve(summary) }),
+  );
+}
+
+/** The exact command that answers a run that stopped to ask; the thread id comes when EvoSci exits. */
+export async function resumeHint(exit: Promise<ExitInfo> | undefined, noAutoMode: boolean): Promise<void> {
+  let thread = '<thread id from EvoSci’s resume hint>';
+  if (exit) {
+    process.stderr.write('evosci-rx: waiting for EvoSci to save the session and print its thread id…\n');
+    thread = (await exit).threadId ?? thread;
+  }
+  const mode = noAutoMode || !exit ? ' --no-auto-mode' : '';
+  process.stdout.write(`\nTo answer, run:\n  evosci-rx run --resume ${thread}${mode} -p "<your answer>"\n`);
+}

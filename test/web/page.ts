@@ -1,0 +1,25 @@
+// Driving the dashboard's page as a person would, for the browser tests.
+import type { Locator, Page } from 'playwright-core';
+import { expect } from 'vitest';
+import type { RunInfo, Scenario } from '../../examples/web/api.js';
+
+/** Starts a run from the page's form; its card on the page, and the status and body of the server's answer. */
+export async function startRun(
+  page: Page,
+  scenario: Scenario,
+  speed: number,
+): Promise<{ card: Locator; run: RunInfo; status: number }> {
+  await page.getByTestId('scenario').selectOption(scenario);
+  await page.getByTestId('speed').fill(String(speed));
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/runs'),
+    page.getByTestId('start').click(),
+  ]);
+  const run = (await response.json()) as RunInfo;
+  return { card: page.locator(`[data-testid="run"][data-run-id="${run.id}"]`), run, status: response.status() };
+}
+
+/** Resolves once the card shows `state`. */
+export function waitForState(card: Locator, state: string): Promise<void> {
+  return expect.poll(() => card.getByTestId('run-state').textContent(), { timeout: 30_000, interval: 100 }).toBe(state);
+}
