@@ -146,7 +146,7 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
 
   it('shows the calls of two sub-agents stopped for approval, and their sub-agents, as awaiting input', async () => {
     const expected = await expectedSummary('parallel-approvals.jsonl');
-    const { card } = await startFromPage('sub-agent-approvals', 4);
+    const { card } = await startRun(page, 'sub-agent-approvals', 4);
     await waitForState(card, 'completed');
     await card.getByTestId('outcome').waitFor();
     expect(await card.getByTestId('outcome').textContent()).toBe('needs-input');

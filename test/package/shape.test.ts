@@ -1,0 +1,46 @@
+// Every unit small enough to hold in one's head: no function of the library's own code over 80 lines.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const LIMIT = 80;
+
+function* sourceFiles(dir: string): Generator<string> {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) yield* sourceFiles(path);
+    else if (/\.(ts|mts)$/.test(name) && !name.endsWith('.d.ts')) yield path;
+  }
+}
+
+/** Each function, method and arrow function of a file, with its length in lines. */
+function functionsOf(path: string): { where: string; lines: number }[] {
+  const text = readFileSync(path, 'utf8');
+  const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
+  const found: { where: string; lines: number }[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const start = file.getLineAndCharacterOfPosition(node.getStart(file)).line;
+      const end = file.getLineAndCharacterOfPosition(node.getEnd()).line;
+      const name = (node as { name?: ts.Node }).name?.getText(file) ?? '(anonymous)';
+      found.push({ where: `${relative(root, path)}:${start + 1} ${name}`, lines: end - start + 1 });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return found;
+}
+
+describe('the shape of the code', () => {
+  it(`has no function over ${LIMIT} lines in the library`, () => {
+    const all = ['index.ts', 'src', 'operators', 'viewer', 'testing', 'bin'].flatMap((part) => {
+      const path = join(root, part);
+      return statSync(path).isDirectory() ? [...sourceFiles(path)].flatMap(functionsOf) : functionsOf(path);
+    });
+    expect(all.length).toBeGreaterThan(100);
+    expect(all.filter((f) => f.lines > LIMIT).map((f) => `${f.where} (${f.lines} lines)`)).toEqual([]);
+  });
+});
