@@ -114,7 +114,12 @@ export function fromJsonl(
     if (used) return subscriber.error(used);
     const reading = { feed, end, subscriber, flow: options.flow };
     if (isReadableStream(source)) return readAsync(readerIterator(source), reading);
-    if (Symbol.asyncIterator in source) return readAsync(source[Symbol.asyncIterator](), reading);
+    if (Symbol.asyncIterator in source) {
+      const stop = readAsync(source[Symbol.asyncIterator](), reading);
+      // A Node stream's iterator returns only once its pending read ends; one that never yields again is destroyed.
+      const destroy = (source as { destroy?: () => void }).destroy;
+      return typeof destroy === 'function' ? () => (stop(), destroy.call(source)) : stop;
+    }
     if (Symbol.iterator in source) return readSync(source[Symbol.iterator](), feed, end, subscriber);
     subscriber.error(new TypeError(UNSUPPORTED));
     return undefined;

@@ -4,6 +4,7 @@ import { lastValueFrom, toArray, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { fromJsonl, fromJsonlFile } from '../../index.js';
 import { fixturePath, fixtureTruth } from '../support/collect.js';
+import { eventually } from '../support/processes.js';
 
 const research = fixturePath('research-run.jsonl');
 const { events: count } = fixtureTruth<{ events: number }>('research-run.jsonl');
@@ -51,5 +52,20 @@ describe('cold file sources', () => {
   it('fromJsonlFile errors with the reason a file cannot be read', async () => {
     await expect(all(fromJsonlFile('/nonexistent/run.jsonl'))).rejects.toThrow(/ENOENT/);
     expect(() => fromJsonlFile(42 as never)).toThrow(/path must be a string or a file URL/);
+  });
+});
+
+describe('unsubscribing from a Node stream', () => {
+  it('destroys a stream that has nothing more to read at once', async () => {
+    const quiet = new Readable({ read: () => undefined });
+    quiet.push('{"type": "text", "content": "a"}\n');
+    let seen: unknown;
+    const subscription = fromJsonl(quiet).subscribe((event) => (seen = event));
+    // Unsubscribed while the reader waits for a chunk that will not come.
+    await eventually(() => seen !== undefined && quiet.readableLength === 0);
+    await new Promise((resolve) => setImmediate(resolve));
+    subscription.unsubscribe();
+    expect(seen).toEqual({ type: 'text', content: 'a' });
+    expect(quiet.destroyed).toBe(true);
   });
 });
