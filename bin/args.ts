@@ -4,6 +4,8 @@ import { parseArgs } from 'node:util';
 export const USAGE = `Usage:
   evosci-rx run -p PROMPT [options] [-- EVOSCI_ARGS…]
                           start EvoSci and show the run live
+  evosci-rx run --replay FILE [--speed N]
+                          replay a recorded transcript as a live run (demos, UI work)
   evosci-rx view FILE|-   show a recorded stream-json transcript; - reads stdin:
                           EvoSci -p "…" --output-format stream-json | evosci-rx view -
 
@@ -12,9 +14,12 @@ Options of run:
   --workdir DIR           the directory the agent works in
   --resume ID             continue a thread: the id in EvoSci's resume hint
   --no-auto-mode          stop at approvals and questions instead of answering them
-  --timeout DURATION      stop the run after 90s, 30m, 2h (a bare number is seconds)
+  --timeout DURATION      stop the run after 90s, 30m, 2h (a bare number is seconds; 0: never)
   --record FILE           also write the events to FILE as JSONL (a FIFO: once it has a reader)
   --json                  write the events to stdout as JSONL instead of the view
+  --replay FILE           play a recording instead of starting EvoSci, at the pace of its
+                          elapsed_ms (as --record writes with examples/record-replay.ts)
+  --speed N               replay N times as fast (default 1)
 Options of both:
   --plain                 one line per finished step, even on a terminal
   -h, --help              show this help
@@ -39,6 +44,8 @@ export interface RunCommand {
   readonly record: string | undefined;
   readonly json: boolean;
   readonly plain: boolean;
+  /** A recording to replay instead of starting EvoSci, and how many times as fast. */
+  readonly replay: { readonly file: string; readonly speed: number } | undefined;
 }
 
 export interface ViewCommand {
@@ -57,19 +64,44 @@ const OPTIONS = {
   resume: { type: 'string' },
   timeout: { type: 'string' },
   'no-auto-mode': { type: 'boolean' },
+  replay: { type: 'string' },
+  speed: { type: 'string' },
   json: { type: 'boolean' },
   plain: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'V' },
 } as const;
-const RUN_ONLY = ['prompt', 'workdir', 'record', 'resume', 'timeout', 'no-auto-mode', 'json'] as const;
+const RUN_ONLY = [
+  'prompt',
+  'workdir',
+  'record',
+  'resume',
+  'timeout',
+  'no-auto-mode',
+  'json',
+  'replay',
+  'speed',
+] as const;
+/** What starts EvoSci, which a replay does not. */
+const NOT_WITH_REPLAY = ['prompt', 'workdir', 'resume', 'timeout', 'no-auto-mode'] as const;
 
-/** `90s`, `30m`, `2h`, `1500ms`, or seconds. */
-function duration(text: string): number {
+/** `90s`, `30m`, `2h`, `1500ms`, or seconds; 0 for no limit (`undefined`). */
+function duration(text: string): number | undefined {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!match) throw new UsageError(`--timeout takes a duration such as 90s, 30m or 2h, not ${JSON.stringify(text)}`);
+  if (!match)
+    throw new UsageError(`--timeout takes a duration such as 90s, 30m or 2h (0: none), not ${JSON.stringify(text)}`);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? 's'] ?? 1000;
-  return Number(match[1]) * unit;
+  const ms = Number(match[1]) * unit;
+  return ms === 0 ? undefined : ms;
+}
+
+/** `--speed`: a number of times as fast, above 0. */
+function speed(text: string | undefined): number {
+  const value = text === undefined ? 1 : Number(text);
+  if (text?.trim() === '' || !(Number.isFinite(value) && value > 0)) {
+    throw new UsageError(`--speed takes a number above 0, such as 2 or 0.5, not ${JSON.stringify(text)}`);
+  }
+  return value;
 }
 
 function tokenize(argv: readonly string[]) {
@@ -80,6 +112,11 @@ function tokenize(argv: readonly string[]) {
     const message = (err as Error).message;
     const unknown = /^Unknown option '([^']+)'/.exec(message);
     if (unknown) throw new UsageError(`unknown option ${unknown[1]}; EvoSci's own options go after -- (run only)`);
+    const ambiguous = /argument is ambiguous[\s\S]* use '(--[\w-]+)=-XYZ'/.exec(message);
+    if (ambiguous) {
+      const name = ambiguous[1]!;
+      throw new UsageError(`${name} takes a value; one that starts with "-" is written ${name}=-VALUE`);
+    }
     // Node's messages run over several lines; a usage error is one.
     throw new UsageError(message.replace(/\s*\n\s*/g, ' '));
   }
@@ -106,6 +143,8 @@ export function parseCommand(argv: readonly string[]): Command {
     if (rest.length !== 1 || after.length > 0) throw new UsageError('view takes one FILE, or - for stdin');
     return { kind: 'view', file: rest[0]!, plain };
   }
+  if (values.replay !== undefined) return replayCommand(values, after, plain);
+  if (values.speed !== undefined) throw new UsageError('--speed is an option of --replay');
   if (values.prompt === undefined) throw new UsageError('run needs a prompt: -p PROMPT');
   if (values.prompt === '') throw new UsageError('the prompt is empty');
   if (rest.length > 0) throw new UsageError(`unexpected ${JSON.stringify(rest[0])}; EvoSci's own options go after --`);
@@ -120,5 +159,33 @@ export function parseCommand(argv: readonly string[]): Command {
     record: values.record,
     json: values.json === true,
     plain,
+    replay: undefined,
+  };
+}
+
+/** `run --replay FILE`: a recording played as a live run; what starts EvoSci does not apply. */
+function replayCommand(
+  values: ReturnType<typeof tokenize>['values'],
+  after: readonly string[],
+  plain: boolean,
+): RunCommand {
+  const startOnly = NOT_WITH_REPLAY.find((name) => values[name] !== undefined);
+  if (startOnly || after.length > 0) {
+    throw new UsageError(
+      `--replay plays a recording: ${startOnly ? `--${startOnly}` : "EvoSci's own options"} do not apply`,
+    );
+  }
+  return {
+    kind: 'run',
+    prompt: '',
+    workdir: undefined,
+    resume: undefined,
+    autoMode: true,
+    timeoutMs: undefined,
+    args: [],
+    record: values.record,
+    json: values.json === true,
+    plain,
+    replay: { file: values.replay!, speed: speed(values.speed) },
   };
 }

@@ -6,8 +6,9 @@ import type { EvoEvent } from '../src/events.js';
 import { run, type ExitInfo } from '../src/process/run.js';
 import type { RunOutcome } from '../operators/summarize.js';
 import { parseCommand, USAGE, UsageError, type Command, type RunCommand, type ViewCommand } from './args.js';
-import { CommandError, openRecording, transcriptSource, type Recording } from './files.js';
-import { complain, onDiagnostic, resumeHint, show, version } from './output.js';
+import { checkReadable, CommandError, openRecording, transcriptSource, type Recording } from './files.js';
+import { complain, onDiagnostic, resumeHint, show, threadLearned, version } from './output.js';
+import { replay$ } from './replay.js';
 import { Stop } from './stop.js';
 
 /** The exit status of each ending. */
@@ -18,6 +19,32 @@ interface Source {
   readonly events$: Observable<EvoEvent>;
   readonly exit?: Promise<ExitInfo>;
   readonly recording?: Recording | undefined;
+}
+
+/** The events of a run of EvoSci, and its exit. */
+function started(command: RunCommand): { events$: Observable<EvoEvent>; exit: Promise<ExitInfo> } {
+  let exited: (info: ExitInfo) => void = () => undefined;
+  const exit = new Promise<ExitInfo>((resolve) => (exited = resolve));
+  const events$ = run({
+    prompt: command.prompt,
+    workdir: command.workdir,
+    resume: command.resume,
+    autoMode: command.autoMode,
+    timeoutMs: command.timeoutMs,
+    args: [...command.args],
+    onDiagnostic,
+    onExit: exited,
+  });
+  return { events$, exit };
+}
+
+/** A recording played as a live run: no process, so no exit. */
+function replayed({ file, speed }: { file: string; speed: number }): {
+  events$: Observable<EvoEvent>;
+  exit: undefined;
+} {
+  checkReadable(file);
+  return { events$: replay$(file, speed, onDiagnostic), exit: undefined };
 }
 
 /** The transcript's events. */
@@ -32,18 +59,7 @@ function viewSource(command: ViewCommand, stop: Stop): Source {
 async function runSource(command: RunCommand, stop: Stop): Promise<Source | undefined> {
   const recording = command.record === undefined ? undefined : await openRecording(command.record, stop);
   if (command.record !== undefined && !recording) return undefined;
-  let exited: (info: ExitInfo) => void = () => undefined;
-  const exit = new Promise<ExitInfo>((resolve) => (exited = resolve));
-  const events$ = run({
-    prompt: command.prompt,
-    workdir: command.workdir,
-    resume: command.resume,
-    autoMode: command.autoMode,
-    timeoutMs: command.timeoutMs,
-    args: [...command.args],
-    onDiagnostic,
-    onExit: exited,
-  });
+  const { events$, exit } = command.replay ? replayed(command.replay) : started(command);
   if (!recording) return { events$, exit };
   const recorded$ = events$.pipe(tap({ next: (e) => recording.write(e), finalize: () => recording.end() }));
   return { events$: recorded$, exit, recording };
@@ -57,11 +73,16 @@ async function main(command: Exclude<Command, { kind: 'help' | 'version' }>): Pr
   if (!source) return stop.signalStatus ?? 1;
 
   const json = command.kind === 'run' && command.json;
-  const summary = await show(source.events$.pipe(takeUntil(stop.stop$)), { json, plain: command.plain }, stop);
+  // A recording carries no times: durations are shown only as a run or a replay plays.
+  const how = { json, plain: command.plain, timed: command.kind === 'run' };
+  const { summary, failed } = await show(source.events$.pipe(takeUntil(stop.stop$)), how, stop);
   await source.recording?.finished();
   if (stop.broken) throw new CommandError(`stopped: ${stop.broken}`);
-  if (stop.signalStatus !== undefined) return stop.signalStatus;
-  if (summary === undefined) return 1;
+  if (stop.signalStatus !== undefined) {
+    await threadLearned(source.exit);
+    return stop.signalStatus;
+  }
+  if (failed || summary === undefined) return 1;
   if (summary.outcome === 'needs-input') {
     await resumeHint(source.exit, command.kind === 'view' || !command.autoMode);
   }

@@ -19,9 +19,8 @@ function reason(err: unknown): string {
   return (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
 }
 
-/** The transcript `view` reads: a file, a FIFO, or stdin for `-`. */
-export function transcriptSource(file: string): Readable {
-  if (file === '-') return process.stdin;
+/** The file's kind, or a `CommandError` that says why it cannot be read. */
+export function checkReadable(file: string): Stats {
   let stat: Stats;
   try {
     stat = statSync(file);
@@ -29,6 +28,13 @@ export function transcriptSource(file: string): Readable {
     throw new CommandError(`cannot read ${file}: ${reason(err)}`);
   }
   if (stat.isDirectory()) throw new CommandError(`cannot read ${file}: it is a directory`);
+  return stat;
+}
+
+/** The transcript `view` reads: a file, a FIFO, or stdin for `-`. */
+export function transcriptSource(file: string): Readable {
+  if (file === '-') return process.stdin;
+  const stat = checkReadable(file);
   if (!stat.isFIFO()) return createReadStream(file);
   // Open at once, writer or not; the stream waits for one, and ends when it closes.
   const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);

@@ -1,11 +1,12 @@
 // What the command prints: the view or JSONL while events come, skipped
 // lines, the command that answers a run that stopped to ask.
 import { readFileSync } from 'node:fs';
-import { connect, ignoreElements, merge, tap, type Observable } from 'rxjs';
+import { catchError, connect, EMPTY, ignoreElements, merge, tap, type Observable } from 'rxjs';
 import { showControls } from '../src/controls.js';
 import type { DecodeIssue } from '../src/decode/decodeLine.js';
 import { toJsonl } from '../src/decode/jsonl.js';
 import type { EvoEvent } from '../src/events.js';
+import { SpawnError } from '../src/errors.js';
 import type { ExitInfo } from '../src/process/run.js';
 import { summarize, type RunSummary } from '../operators/summarize.js';
 import { liveView } from '../viewer/liveView.js';
@@ -32,24 +33,36 @@ export function onDiagnostic(issue: DecodeIssue): void {
   process.stderr.write(`evosci-rx: skipped ${showControls(issue.toString())}\n`);
 }
 
+/** An error as the command says it: a missing EvoSci in the command's own terms. */
+function sayError(err: unknown): string {
+  if (err instanceof SpawnError && (err.cause as { code?: string } | undefined)?.code === 'ENOENT') {
+    return `${err.shortMessage.replace(/;.*$/, '')}: install EvoScientist 0.2.1 or later, or set EVOSCI_BIN to its path`;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
 /**
- * Shows `events$` as the live view, or as JSONL on stdout with `json`; the
- * summary, or `undefined` when the events failed (said on stderr unless the
- * command was stopped).
+ * Shows `events$` as the live view, or as JSONL on stdout with `json`, and
+ * the summary of what came, also when the events failed (the error is then
+ * said on stderr, unless the command was stopped).
  */
 export async function show(
   events$: Observable<EvoEvent>,
-  how: { json: boolean; plain: boolean },
+  how: { json: boolean; plain: boolean; timed: boolean },
   stop: Stop,
-): Promise<RunSummary | undefined> {
-  try {
-    return how.json
-      ? await jsonLines(events$, stop.breaks('standard output'))
-      : await liveView(events$, { interactive: how.plain ? false : undefined, showErrors: false });
-  } catch (err) {
-    if (!stop.broken && stop.signalStatus === undefined) complain((err as Error).message);
-    return undefined;
-  }
+): Promise<{ summary: RunSummary | undefined; failed: boolean }> {
+  let failure: { error: unknown } | undefined;
+  const ended$ = events$.pipe(
+    catchError((error: unknown) => {
+      failure = { error };
+      return EMPTY;
+    }),
+  );
+  const summary = how.json
+    ? await jsonLines(ended$, stop.breaks('standard output'))
+    : await liveView(ended$, { interactive: how.plain ? false : undefined, showErrors: false, timed: how.timed });
+  if (failure && !stop.broken && stop.signalStatus === undefined) complain(sayError(failure.error));
+  return { summary, failed: failure !== undefined };
 }
 
 /** `--json`: each event as a line on stdout; the summary decides the exit status. */
@@ -79,7 +92,11 @@ function jsonLines(events$: Observable<EvoEvent>, broken: (err: Error) => void):
   );
 }
 
-/** The exact command that answers a run that stopped to ask; the thread id comes when EvoSci exits. */
+/**
+ * The exact command that goes on with a run that stopped to ask; the thread
+ * id comes when EvoSci exits. Resuming sends a new message in the thread:
+ * the paused call itself gets no answer.
+ */
 export async function resumeHint(exit: Promise<ExitInfo> | undefined, noAutoMode: boolean): Promise<void> {
   let thread = '<thread id from EvoSci’s resume hint>';
   if (exit) {
@@ -87,5 +104,15 @@ export async function resumeHint(exit: Promise<ExitInfo> | undefined, noAutoMode
     thread = (await exit).threadId ?? thread;
   }
   const mode = noAutoMode || !exit ? ' --no-auto-mode' : '';
-  process.stdout.write(`\nTo answer, run:\n  evosci-rx run --resume ${thread}${mode} -p "<your answer>"\n`);
+  process.stdout.write(
+    `\nTo go on in this thread (your text is a new message; the paused call gets no answer), run:\n` +
+      `  evosci-rx run --resume ${thread}${mode} -p "<your reply>"\n`,
+  );
+}
+
+/** After Ctrl-C: the command that goes on with the thread, once EvoSci has printed its id while stopping. */
+export async function threadLearned(exit: Promise<ExitInfo> | undefined): Promise<void> {
+  const thread = exit && (await exit).threadId;
+  if (thread !== undefined)
+    process.stderr.write(`evosci-rx: to go on in this thread: evosci-rx run --resume ${thread} -p "…"\n`);
 }

@@ -2,7 +2,7 @@ import { createLogUpdate } from 'log-update';
 import spinners from 'cli-spinners';
 import pc from 'picocolors';
 import type { Colors } from 'picocolors/types.js';
-import type { Observable } from 'rxjs';
+import { map, type Observable } from 'rxjs';
 import { showControls } from '../src/controls.js';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import type { RunSummary } from '../operators/summarize.js';
@@ -18,6 +18,16 @@ export interface LiveViewOptions {
   readonly interactive?: boolean;
   /** Print the run's error under the view before rejecting with it; default `true`. */
   readonly showErrors?: boolean;
+  /**
+   * Show how long each call took, as measured while the events arrive; default
+   * `true`. A recorded transcript carries no times: reading it, leave them out.
+   */
+  readonly timed?: boolean;
+}
+
+/** A tool action without the end time its snapshot was given when read, so that no duration is shown. */
+function untimed(action: ViewAction): ViewAction {
+  return action.kind === 'tool' ? { ...action, invocation: { ...action.invocation, endedAt: undefined } } : action;
 }
 
 /**
@@ -37,7 +47,8 @@ export function liveView(
 ): Promise<RunSummary | undefined> {
   const screen = new Screen(options);
   return new Promise((resolve, reject) => {
-    events$.pipe(viewActions()).subscribe({
+    const actions$ = events$.pipe(viewActions());
+    (options.timed === false ? actions$.pipe(map(untimed)) : actions$).subscribe({
       next: (action) => screen.show(action),
       error: (err: unknown) => {
         screen.finish();
@@ -65,7 +76,8 @@ class Screen {
 
   constructor(options: LiveViewOptions) {
     this.output = options.output ?? process.stdout;
-    const tty = Boolean(this.output.isTTY);
+    // A dumb terminal takes no cursor movement and no colour: it gets the plain lines.
+    const tty = Boolean(this.output.isTTY) && process.env['TERM'] !== 'dumb';
     // Colour for a terminal, or when asked for; not for a pipe, whatever picocolors guesses from CI.
     const env = process.env;
     this.c = pc.createColors(!('NO_COLOR' in env) && (tty || (env['FORCE_COLOR'] ?? '0') !== '0'));

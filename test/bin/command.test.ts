@@ -41,12 +41,18 @@ describe('evosci-rx usage', () => {
     expect(await command(['--version'])).toEqual({ code: 0, stdout: `evosci-rx ${version}\n`, stderr: '' });
   });
 
-  it.each([
+  it.concurrent.each([
     [['run', '-p'], /argument missing/],
     [['run', '--workdir'], /argument missing/],
     [['run', '-p', 'x', '--bogus'], /unknown option --bogus/],
     [['view', '--foo', 'rec.jsonl'], /unknown option --foo/],
-    [['run', '-p', '-x'], /--prompt=-XYZ/],
+    [['run', '-p', '-x'], /--prompt takes a value; one that starts with "-" is written --prompt=-VALUE/],
+    [['run', '-p', 'x', '--timeout', '-5'], /--timeout takes a value; .* --timeout=-VALUE/],
+    [['run', '-p', 'x', '--timeout=-5'], /--timeout takes a duration such as 90s, 30m or 2h \(0: none\), not "-5"/],
+    [['run', '--replay', 'r.jsonl', '-p', 'x'], /--replay plays a recording: --prompt do not apply/],
+    [['run', '--replay', 'r.jsonl', '--speed', '0'], /--speed takes a number above 0/],
+    [['run', '-p', 'x', '--speed', '2'], /--speed is an option of --replay/],
+    [['view', '--replay', 'r.jsonl', 'a'], /--replay is an option of run/],
     [['frobnicate'], /unknown command "frobnicate"/],
     [['view'], /view takes one FILE/],
     [['view', 'a', 'b'], /view takes one FILE/],
@@ -82,7 +88,11 @@ describe('evosci-rx runtime errors', () => {
       ),
     );
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/^evosci-rx: could not start "\/nonexistent\/EvoSci".*EVOSCI_BIN/);
+    expect(missing.stderr).toMatch(
+      /evosci-rx: could not start "\/nonexistent\/EvoSci": .*ENOENT: install EvoScientist 0.2.1 or later, or set EVOSCI_BIN to its path\n$/,
+    );
+    // The command's own terms: no option of run() a command-line user cannot set.
+    expect(missing.stderr).not.toMatch(/command option|run\(\)/);
   });
 
   it('say how many lines were not events when a program prints text and exits 0', async () => {
@@ -141,7 +151,7 @@ describe('evosci-rx endings', () => {
     expect(code).toBe(3);
     expect(stdout).toMatch(/Needs input\n\? Which languages should the survey cover\?\n {4}· English only\n/);
     expect(stdout).toMatch(
-      /evosci-rx run --resume <thread id from EvoSci’s resume hint> --no-auto-mode -p "<your answer>"/,
+      /evosci-rx run --resume <thread id from EvoSci’s resume hint> --no-auto-mode -p "<your reply>"/,
     );
   });
 
@@ -164,7 +174,7 @@ describe('evosci-rx endings', () => {
     );
     expect(code).toBe(3);
     expect(stdout).toMatch(/\? Which year\?/);
-    expect(stdout).toContain('evosci-rx run --resume 9b2e4f10 --no-auto-mode -p "<your answer>"');
+    expect(stdout).toContain('evosci-rx run --resume 9b2e4f10 --no-auto-mode -p "<your reply>"');
   });
 
   it('--json writes the events as JSONL for piping', async () => {
@@ -196,5 +206,76 @@ describe('evosci-rx endings', () => {
     const code = await new Promise((resolve) => child.on('close', resolve));
     expect(code).toBe(143);
     expect(await gone(pid)).toBe(true);
+  });
+});
+
+describe('evosci-rx run, as a person stops it or replays it', () => {
+  it('Ctrl-C prints the command that goes on with the thread EvoSci named while stopping', async () => {
+    const record = scratch()('pid.json');
+    const fake = fakeEvoSci([
+      { handleSigint: { resumeHint: 'ab12cd34' } },
+      { record },
+      { lines: [line(ev.text('hi'))] },
+      { hang: true },
+    ]);
+    const child = spawn(process.execPath, [bin, 'run', '-p', 'x', '--plain'], {
+      env: { ...process.env, ...fake.env, EVOSCI_BIN: fake.command, NO_COLOR: '1' },
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    // The CLI has set its SIGINT handler once it writes its record; the command had set its own before starting it.
+    await readWhenWritten(record);
+    child.kill('SIGINT');
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect(code).toBe(130);
+    expect(stderr).toContain('evosci-rx: to go on in this thread: evosci-rx run --resume ab12cd34 -p "…"');
+  });
+
+  it('a crash prints the summary of what came, then the error, and exits 1', async () => {
+    const { code, stdout, stderr } = await command(
+      ['run', '-p', 'x', '--plain'],
+      [
+        { lines: [line(ev.toolCall('ls', {}, 'c1')), line(ev.toolResult('ls', 'a', { id: 'c1' }))] },
+        { stderr: 'Traceback: boom' },
+        { exit: 1 },
+      ],
+    );
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/incomplete · 1 tool call · 0 sub-agents/);
+    expect(stderr).toMatch(/^evosci-rx: .* exited with code 1\n--- last stderr lines ---\nTraceback: boom/m);
+  });
+
+  it('--timeout 0 sets no limit', async () => {
+    const { code } = await command(
+      ['run', '-p', 'x', '--timeout', '0'],
+      [{ sleep: 300 }, { lines: [line(ev.done('ok'))] }],
+    );
+    expect(code).toBe(0);
+  });
+
+  it('view shows no durations: a recording carries no times', async () => {
+    const { code, stdout } = await command(['view', '--plain', fixturePath('research-run.jsonl')]);
+    expect(code).toBe(0);
+    const tools = stdout.split('\n').filter((l) => /^\s*[✓✗] /.test(l) && !/ panel /.test(l));
+    expect(tools.length).toBeGreaterThan(5);
+    // Panel dispatches keep theirs: the stream carries their duration_ms.
+    expect(tools.filter((l) => /\d\.\ds$/.test(l))).toEqual([]);
+  });
+
+  it('--replay plays a recording as a live run, with the summary view gives', async () => {
+    const lines = readFileSync(fixturePath('research-run.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    const recording = scratch()('timed.jsonl');
+    writeFileSync(
+      recording,
+      lines.map((l, i) => `${JSON.stringify({ ...(JSON.parse(l) as object), elapsed_ms: i * 50 })}\n`).join(''),
+    );
+    const replayed = await command(['run', '--replay', recording, '--speed', '50', '--plain']);
+    const viewed = await command(['view', '--plain', fixturePath('research-run.jsonl')]);
+    expect(replayed.code).toBe(viewed.code);
+    const summaryLine = (out: string) => out.trimEnd().split('\n').at(-1);
+    expect(summaryLine(replayed.stdout)).toBe(summaryLine(viewed.stdout));
+    expect((await command(['--help'])).stdout).toMatch(/--replay FILE/);
   });
 });
