@@ -96,6 +96,8 @@ export interface OwnBroker {
   readonly url: string;
   start(): Promise<void>;
   stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Sends the running server a signal: SIGSTOP holds all its traffic, SIGCONT lets it go on. */
+  signal(signal: NodeJS.Signals): void;
   /** Stops it and removes its store. */
   dispose(): Promise<void>;
 }
@@ -133,6 +135,9 @@ export async function ownBroker(
           await new Promise((r) => setTimeout(r, 100));
         }
       }
+    },
+    signal(signal) {
+      child?.kill(signal);
     },
     async stop(signal = 'SIGTERM') {
       const running = child;
