@@ -4,16 +4,20 @@ import type { Subscription } from 'rxjs';
 /**
  * A request a worker is running: it confirms the request is being worked on
  * (`working()`) every `heartbeatMs` while the run lasts, through the latest
- * delivery of it, which is the one the server waits on.
+ * delivery of it, which is the one the server waits on, and calls `onBeat`
+ * each time.
  */
 export class ActiveRun {
   private msg: JsMsg;
   private readonly timer: ReturnType<typeof setInterval>;
   subscription: Subscription | undefined;
 
-  constructor(msg: JsMsg, heartbeatMs: number) {
+  constructor(msg: JsMsg, heartbeatMs: number, onBeat: () => void) {
     this.msg = msg;
-    this.timer = setInterval(() => this.msg.working(), heartbeatMs);
+    this.timer = setInterval(() => {
+      this.msg.working();
+      onBeat();
+    }, heartbeatMs);
   }
 
   /** Delivered again while this worker runs it (its confirmation reached the server late): keeps it. */

@@ -139,10 +139,20 @@ export class RequestHandler {
     const { settings, hooks } = this;
     return new Promise<void>((resolve) => {
       let recorded = false;
-      const entry = new ActiveRun(msg, Math.max(250, Math.floor(settings.ackWaitMs / 3)));
+      let settled = false;
+      // A newer attempt was started (this worker was thought dead): stop the CLI now, not at its end.
+      const entry = new ActiveRun(msg, Math.max(250, Math.floor(settings.ackWaitMs / 3)), () => {
+        void this.superseding(runId, attempt.number).then((superseded) => {
+          if (superseded === undefined || settled) return;
+          entry.subscription?.unsubscribe();
+          settle(superseded);
+        });
+      });
       this.active.set(msg.seq, entry);
       hooks.emit({ type: 'started', runId, attempt: attempt.number });
       const settle = (error?: unknown) => {
+        if (settled) return;
+        settled = true;
         this.active.delete(msg.seq);
         resolve();
         if (hooks.isStopped()) return entry.release();
@@ -174,6 +184,15 @@ export class RequestHandler {
         )
         .subscribe({ error: settle, complete: () => settle() });
     });
+  }
+
+  /** The error of an attempt the run's status has moved past, if it has. */
+  private async superseding(runId: string, attempt: number): Promise<AttemptSupersededError | undefined> {
+    const record = (await readStatus(this.nc, this.settings.layout, runId).catch(() => undefined))?.record;
+    if (record === undefined) return undefined;
+    const latest = record.record === 'dead-letter' ? record.attempts : record.attempt;
+    if (record.record !== 'dead-letter' && latest <= attempt) return undefined;
+    return new AttemptSupersededError(runId, attempt, Math.max(latest, attempt + 1));
   }
 
   /**

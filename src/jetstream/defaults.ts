@@ -14,8 +14,12 @@ export const DEFAULTS = {
   maxBufferBytes: 64 * MIB,
   /** Bytes of events a reader holds ahead of a missing one. */
   maxHeldBytes: 64 * MIB,
-  /** How long a request stays with a worker that stopped confirming it. */
-  ackWaitMs: 30_000,
+  /**
+   * How long a request stays with a worker that stopped confirming it. Short,
+   * because attempts are fenced: a worker wrongly thought dead only costs a
+   * duplicate start, stopped at its next confirmation.
+   */
+  ackWaitMs: 10_000,
   /** How long one pull for a request waits on the server; also the longest a worker's stop waits for it. */
   pullExpiresMs: 5000,
   /** Runs at once in one worker. */

@@ -52,6 +52,7 @@ export class Follower {
     try {
       await follower.open(start);
     } catch (err) {
+      follower.stop();
       throw new BrokerError(
         `could not read ${filter} from stream ${stream} on ${serverOf(nc)}: ${(err as Error).message} (has ensureStreams run?)`,
         { cause: err },

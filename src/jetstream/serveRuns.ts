@@ -31,7 +31,9 @@ export interface ServeRunsOptions extends LayoutOptions {
   readonly maxAttempts?: number;
   /**
    * How long a request stays with a worker that stopped confirming it is
-   * working on it (every third of this), before it is delivered again. Default 30 s.
+   * working on it (every third of this), before it is delivered again.
+   * Default 10 s: a dead host's runs move on within seconds, and a live one
+   * thought dead meanwhile stops its superseded attempt at its next confirmation.
    */
   readonly ackWaitMs?: number;
   /** This worker's name in `started` records. Default `host:pid`. */

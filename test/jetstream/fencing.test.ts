@@ -18,6 +18,9 @@ import {
 import { encodeRecord } from '../../src/jetstream/records.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
+import { gone } from '../support/processes.js';
+import { scenarioRun } from './scenarios.js';
+import { processesTagged } from './workers.js';
 import { connectBroker, fixtureEvents, streamsFor, uniquePrefix, suiteStreams } from './support.js';
 
 const contract = fixtureEvents('contract-example.jsonl');
@@ -57,6 +60,34 @@ describe('fenced attempts', () => {
     expect(await attempt1).toBeInstanceOf(AttemptSupersededError);
     expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(contract);
   });
+});
+
+describe('a worker whose attempt is superseded while it runs', () => {
+  const { prefix, layout, connection } = suiteStreams('superseded');
+
+  it('stops its CLI at its next heartbeat and reports it', async () => {
+    const nc = connection();
+    const tag = `cli-${prefix}`;
+    const { prompt: _prompt, ...slow } = scenarioRun('slow', tag);
+    const activity = new ReplaySubject<WorkerActivity>();
+    const serving = serveRuns(nc, { prefix, ackWaitMs: 3000, runOptions: slow }).subscribe(activity);
+    try {
+      const runId = await submitRun(nc, { prompt: `slow [${tag}]` }, { prefix });
+      await firstValueFrom(fromJetStream(nc, runId, { prefix }).pipe(take(2), toArray()));
+      const [cli] = processesTagged(tag);
+      expect(cli).toBeDefined();
+      // Another worker took the run over as attempt 2.
+      await jetstream(nc).publish(
+        layout.statusSubject(runId),
+        encodeRecord({ record: 'started', runId, attempt: 2, at: new Date().toISOString(), worker: 'elsewhere' }),
+      );
+      const superseded = await firstValueFrom(activity.pipe(filter((a) => a.type === 'superseded')));
+      expect(superseded).toMatchObject({ runId, attempt: 1, nextAttempt: 2 });
+      expect(await gone(cli!, 10_000)).toBe(true);
+    } finally {
+      serving.unsubscribe();
+    }
+  }, 30_000);
 });
 
 describe('a worker and a failed broker call', () => {

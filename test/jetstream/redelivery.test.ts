@@ -3,7 +3,7 @@
 // the last attempt, and for a request that cannot run, a dead-letter record.
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { filter, firstValueFrom, lastValueFrom, materialize, take, takeWhile, toArray } from 'rxjs';
+import { firstValueFrom, lastValueFrom, materialize, take, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   AttemptSupersededError,
@@ -12,12 +12,11 @@ import {
   layoutOf,
   positionOf,
   submitRun,
-  watchRuns,
   type EventPosition,
   type StatusRecord,
 } from '../../src/jetstream/index.js';
 import { eventually } from '../support/processes.js';
-import { BROKER, connectBroker, streamsFor, uniquePrefix, fixtureEvents } from './support.js';
+import { BROKER, connectBroker, streamsFor, uniquePrefix, fixtureEvents, recordsUntilFinished } from './support.js';
 import { processesTagged, startWorker, stopWorkers, type WorkerProcess } from './workers.js';
 
 const demo = fixtureEvents('examples/transcripts/demo-run.jsonl');
@@ -41,12 +40,18 @@ describe('redelivery and dead letters', () => {
     await nc?.close();
   });
 
-  it('a SIGKILLed worker’s run is stopped with it and completes on another worker as attempt 2', async () => {
-    const tag = `cli-kill-${prefix}`;
-    const first = startWorker(BROKER, prefix, { ackWaitMs: 1500 });
+  /** A worker process, and a slow run on it whose CLI processes carry `tag`. */
+  async function slowRun(name: string, maxAttempts?: number) {
+    const tag = `cli-${name}-${prefix}`;
+    const first = startWorker(BROKER, prefix, { ackWaitMs: 1500, ...(maxAttempts ? { maxAttempts } : {}) });
     workers.push(first);
     await first.ready;
     const runId = await submitRun(nc, { prompt: `slow [${tag}]`, metadata: { scenario: 'slow', tag } }, { prefix });
+    return { tag, first, runId };
+  }
+
+  it('a SIGKILLed worker’s run is stopped with it and completes on another worker as attempt 2', async () => {
+    const { tag, first, runId } = await slowRun('kill');
 
     // A consumer following attempt 1 sees some of it, then the attempt is superseded.
     const following = lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(materialize(), toArray()));
@@ -91,19 +96,9 @@ describe('redelivery and dead letters', () => {
   }, 60_000);
 
   it('numbers attempts by the attempts started, not by deliveries: a delivery whose worker dies before starting it skips none', async () => {
-    const tag = `cli-lost-${prefix}`;
     const layout = layoutOf({ prefix });
-    const first = startWorker(BROKER, prefix, { ackWaitMs: 1500 });
-    workers.push(first);
-    await first.ready;
-    const runId = await submitRun(nc, { prompt: `slow [${tag}]`, metadata: { scenario: 'slow', tag } }, { prefix });
-    const records = lastValueFrom(
-      watchRuns(nc, { prefix, from: 'start' }).pipe(
-        filter((r) => r.runId === runId),
-        takeWhile((r) => r.record !== 'finished', true),
-        toArray(),
-      ),
-    );
+    const { first, runId } = await slowRun('lost');
+    const records = recordsUntilFinished(nc, prefix, runId);
     await firstValueFrom(fromJetStream(nc, runId, { prefix }).pipe(take(3), toArray()));
     first.child.kill('SIGKILL');
     await first.exited;
@@ -124,12 +119,25 @@ describe('redelivery and dead letters', () => {
     expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(demo);
   }, 60_000);
 
+  it('keeps a run whose worker confirmed it late: the request delivered to it again is not a new attempt', async () => {
+    const { first, runId } = await slowRun('late');
+    const records = recordsUntilFinished(nc, prefix, runId);
+    const events = lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()));
+    await firstValueFrom(fromJetStream(nc, runId, { prefix }).pipe(take(3), toArray()));
+    // The worker holds still for more than twice its ack wait: the server gives the request out again,
+    // and this worker, the only one, is the one that takes it.
+    first.child.kill('SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, 4000));
+    first.child.kill('SIGCONT');
+    expect(await events).toEqual(demo);
+    expect((await records).map((r) => [r.record, r.record === 'dead-letter' ? 0 : r.attempt])).toEqual([
+      ['started', 1],
+      ['finished', 1],
+    ]);
+  }, 60_000);
+
   it('after its last attempt a run ends in a dead-letter record that gives the reason', async () => {
-    const tag = `cli-dead-${prefix}`;
-    const first = startWorker(BROKER, prefix, { ackWaitMs: 1500, maxAttempts: 1 });
-    workers.push(first);
-    await first.ready;
-    const runId = await submitRun(nc, { prompt: `slow [${tag}]`, metadata: { scenario: 'slow', tag } }, { prefix });
+    const { tag, first, runId } = await slowRun('dead', 1);
     await firstValueFrom(fromJetStream(nc, runId, { prefix }).pipe(take(3), toArray()));
     first.child.kill('SIGKILL');
     await first.exited;

@@ -3,13 +3,13 @@
 // events, and cannot write either, nor take requests.
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { filter, lastValueFrom, takeWhile, toArray } from 'rxjs';
+import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureStreams, fromJetStream, layoutOf, serveRuns, submitRun, watchRuns } from '../../src/jetstream/index.js';
+import { ensureStreams, fromJetStream, layoutOf, serveRuns, submitRun } from '../../src/jetstream/index.js';
 import { encodeRecord } from '../../src/jetstream/records.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
-import { fixtureEvents, ownBroker, type OwnBroker } from './support.js';
+import { fixtureEvents, ownBroker, type OwnBroker, recordsUntilFinished } from './support.js';
 
 const prefix = 'evosci';
 const layout = layoutOf({ prefix });
@@ -89,13 +89,7 @@ describe('a broker with submitter and worker users', () => {
 
       // The run reads as the worker wrote it.
       expect(await lastValueFrom(fromJetStream(submitter, runId, { prefix }).pipe(toArray()))).toEqual(contract);
-      const written = await lastValueFrom(
-        watchRuns(submitter, { prefix, from: 'start' }).pipe(
-          filter((r) => r.runId === runId),
-          takeWhile((r) => r.record !== 'finished', true),
-          toArray(),
-        ),
-      );
+      const written = await recordsUntilFinished(submitter, prefix, runId);
       expect(written.map((r) => [r.record, r.record === 'dead-letter' ? undefined : r.worker])).toEqual([
         ['started', 'the-worker'],
         ['finished', 'the-worker'],

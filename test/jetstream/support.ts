@@ -11,7 +11,14 @@ import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/t
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { EvoEvent } from '../../src/events.js';
 import { beforeAll, afterAll } from 'vitest';
-import { ensureStreams, layoutOf, type JetStreamLayout } from '../../src/jetstream/index.js';
+import { filter, lastValueFrom, takeWhile, toArray } from 'rxjs';
+import {
+  ensureStreams,
+  layoutOf,
+  watchRuns,
+  type JetStreamLayout,
+  type StatusRecord,
+} from '../../src/jetstream/index.js';
 import { fixturePath } from '../support/collect.js';
 
 export const BROKER = process.env['EVOSCI_RX_NATS'] ?? '127.0.0.1:4222';
@@ -22,6 +29,17 @@ export function fixtureEvents(name: string): EvoEvent[] {
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as EvoEvent);
+}
+
+/** The status records of one run, from the stream's start up to its first `finished` record. */
+export function recordsUntilFinished(nc: NatsConnection, prefix: string, runId: string): Promise<StatusRecord[]> {
+  return lastValueFrom(
+    watchRuns(nc, { prefix, from: 'start' }).pipe(
+      filter((r) => r.runId === runId),
+      takeWhile((r) => r.record !== 'finished', true),
+      toArray(),
+    ),
+  );
 }
 
 /** A fresh prefix: `t<uuid>` cut to a subject token. */
@@ -96,6 +114,8 @@ export interface OwnBroker {
   readonly url: string;
   start(): Promise<void>;
   stop(signal?: NodeJS.Signals): Promise<void>;
+  /** Sends the running server a signal: SIGSTOP holds all its traffic, SIGCONT lets it go on. */
+  signal(signal: NodeJS.Signals): void;
   /** Stops it and removes its store. */
   dispose(): Promise<void>;
 }
@@ -133,6 +153,9 @@ export async function ownBroker(
           await new Promise((r) => setTimeout(r, 100));
         }
       }
+    },
+    signal(signal) {
+      child?.kill(signal);
     },
     async stop(signal = 'SIGTERM') {
       const running = child;

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { filter, firstValueFrom, lastValueFrom, of, Subject, take, takeWhile, toArray } from 'rxjs';
+import { filter, firstValueFrom, lastValueFrom, of, Subject, take, toArray } from 'rxjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events.js';
 import {
@@ -16,14 +16,20 @@ import {
   publishTo,
   serveRuns,
   submitRun,
-  watchRuns,
   type ServeRunsOptions,
   type WorkerActivity,
 } from '../../src/jetstream/index.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 import { scratch } from '../support/processes.js';
-import { connectBroker, deleteStreams, uniquePrefix, fixtureEvents, suiteStreams } from './support.js';
+import {
+  connectBroker,
+  deleteStreams,
+  uniquePrefix,
+  fixtureEvents,
+  suiteStreams,
+  recordsUntilFinished,
+} from './support.js';
 
 const contract = fixtureEvents('contract-example.jsonl');
 
@@ -122,13 +128,7 @@ describe('what a request may do to a worker', () => {
     });
     try {
       const runId = await submitRun(nc, { prompt: 'long' }, { prefix });
-      const records = lastValueFrom(
-        watchRuns(nc, { prefix, from: 'start' }).pipe(
-          filter((r) => r.runId === runId),
-          takeWhile((r) => r.record !== 'finished', true),
-          toArray(),
-        ),
-      );
+      const records = recordsUntilFinished(nc, prefix, runId);
       await firstValueFrom(fromJetStream(nc, runId, { prefix }).pipe(take(2)));
       // Submitted again once the stream no longer remembers the first: a new message, no Nats-Msg-Id.
       await publishRequest(runId, { runId, prompt: 'long' });
