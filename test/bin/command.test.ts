@@ -71,7 +71,7 @@ describe('evosci-rx usage', () => {
   });
 });
 
-describe('evosci-rx runtime errors', () => {
+describe.concurrent('evosci-rx runtime errors', () => {
   it('go to stderr with a prefix, for a missing file, a directory and a missing EvoSci', async () => {
     expect(await command(['view', 'missing.jsonl'])).toEqual({
       code: 1,
@@ -136,7 +136,7 @@ describe('evosci-rx runtime errors', () => {
   }, 60_000);
 });
 
-describe('evosci-rx endings', () => {
+describe.concurrent('evosci-rx endings', () => {
   it('view exits 1 for a transcript that ends in an error, or stops without done, and says so', async () => {
     const failed = await command(['view', fixturePath('error-run.jsonl')]);
     expect(failed.code).toBe(1);
@@ -209,7 +209,7 @@ describe('evosci-rx endings', () => {
   });
 });
 
-describe('evosci-rx run, as a person stops it or replays it', () => {
+describe.concurrent('evosci-rx run, as a person stops it or replays it', () => {
   it('Ctrl-C prints the command that goes on with the thread EvoSci named while stopping', async () => {
     const record = scratch()('pid.json');
     const fake = fakeEvoSci([

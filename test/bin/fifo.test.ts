@@ -87,7 +87,7 @@ function readAll(path: string): Promise<Buffer> {
 
 const WAITING = /waiting for a reader of .*fifo \(--record\)/;
 
-describe.skipIf(process.platform !== 'linux')('evosci-rx with FIFOs', () => {
+describe.skipIf(process.platform !== 'linux').concurrent('evosci-rx with FIFOs', () => {
   it.each([
     ['SIGINT', 130],
     ['SIGTERM', 143],

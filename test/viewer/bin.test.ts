@@ -31,7 +31,7 @@ function expectedSummary(truth: Truth): RegExp {
   );
 }
 
-describe('the evosci-rx command', () => {
+describe.concurrent('the evosci-rx command', () => {
   const truth = fixtureTruth<Truth>(demo);
 
   it('view FILE prints each finished step, the final response and the counts when not on a TTY', async () => {
