@@ -119,151 +119,154 @@ beforeAll(() => {
   if (!existsSync(join(root, 'dist/index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
 });
 
-describe('examples/fleet.ts', () => {
-  it('runs every task to done, at most --concurrency at a time', async () => {
-    const demo = truth('demo-run');
-    const { stdout } = await runExample('fleet.ts', ['--tasks', '4', '--concurrency', '2', '--speed', '25']);
+// Each example is a process of its own: they run side by side.
+describe.concurrent('the examples', () => {
+  describe('examples/fleet.ts', () => {
+    it('runs every task to done, at most --concurrency at a time', async () => {
+      const demo = truth('demo-run');
+      const { stdout } = await runExample('fleet.ts', ['--tasks', '4', '--concurrency', '2', '--speed', '25']);
 
-    const rows = finalTable(stdout);
-    expect(rows.map((r) => r.id)).toEqual([1, 2, 3, 4]);
-    for (const row of rows) {
-      expect(row).toEqual({
-        id: row.id,
-        state: 'done',
-        // The viewer's count: every invocation but the `task` calls that start sub-agents.
-        tools: demo.invocations.filter((i) => i.name !== 'task').length,
-        tokens: demo.usage.totalTokens,
-      });
-    }
+      const rows = finalTable(stdout);
+      expect(rows.map((r) => r.id)).toEqual([1, 2, 3, 4]);
+      for (const row of rows) {
+        expect(row).toEqual({
+          id: row.id,
+          state: 'done',
+          // The viewer's count: every invocation but the `task` calls that start sub-agents.
+          tools: demo.invocations.filter((i) => i.name !== 'task').length,
+          tokens: demo.usage.totalTokens,
+        });
+      }
 
-    // Plain lines on a pipe: one per state change, never more than 2 running.
-    const transitions = [...stdout.matchAll(/^task (\d+) (running|done|failed|cancelled)\b/gm)].map((m) => m[2]);
-    expect(transitions.filter((s) => s === 'running')).toHaveLength(4);
-    expect(transitions.filter((s) => s === 'done')).toHaveLength(4);
-    let running = 0;
-    let most = 0;
-    for (const state of transitions) {
-      running += state === 'running' ? 1 : -1;
-      most = Math.max(most, running);
-    }
-    expect(most).toBe(2);
-  });
-
-  it.skipIf(process.platform !== 'linux')(
-    'on SIGINT cancels every task, leaves no CLI process behind and exits 130',
-    async () => {
-      const tag = `fleet-${randomUUID()}`;
-      const fleet = start('fleet.ts', ['--tasks', '6', '--concurrency', '3', '--speed', '1', '--tag', tag]);
-      await until(() => /^task \d+ running/m.test(fleet.stdout()), 'the first status line');
-      // The processes are really there before the interrupt.
-      await until(() => fakeProcesses(tag).length === 3, 'three fake CLI processes');
-
-      fleet.child.kill('SIGINT');
-      const { code, signal, stdout } = await fleet.exited;
-
-      expect({ code, signal }).toEqual({ code: 130, signal: null });
-      expect(finalTable(stdout).map((r) => r.state)).toEqual(Array(6).fill('cancelled'));
-      expect(fakeProcesses(tag)).toEqual([]);
-    },
-  );
-});
-
-describe('examples/record-replay.ts', () => {
-  const path = scratch();
-
-  it('records every event with elapsed_ms and replays the same events', async () => {
-    const demo = truth('demo-run');
-    const file = path('run.jsonl');
-    await runExample('record-replay.ts', ['record', file, '--speed', '50']);
-
-    const recorded = readFileSync(file, 'utf8')
-      .trimEnd()
-      .split('\n')
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(recorded).toHaveLength(demo.events);
-    for (const event of recorded) expect(event['elapsed_ms']).toEqual(expect.any(Number));
-    expect(recorded.map(({ elapsed_ms: _elapsed, ...event }) => event)).toEqual(transcriptEvents('demo-run'));
-
-    const { stdout } = await runExample('record-replay.ts', ['replay', file, '--speed', '20']);
-    const replayedTypes = [...stdout.matchAll(/^\s*\d+\.\d{3}s {2}(\S+)/gm)].map((m) => m[1]);
-    expect(replayedTypes).toEqual(recorded.map((e) => e['type']));
-    expect(stdout).toContain(`replayed ${demo.events} events`);
-    expect(stdout.split('response:\n')[1]?.trimEnd()).toBe(demo.response);
-  });
-
-  it('with no arguments records the demo run to a temporary file and replays it', async () => {
-    const demo = truth('demo-run');
-    const { stdout } = await runExample('record-replay.ts');
-    expect(stdout).toContain(`recorded ${demo.events} events`);
-    expect(stdout).toMatch(/replaying \S+run\.jsonl at 10x/);
-    expect(stdout).toContain(`replayed ${demo.events} events`);
-    expect(stdout.split('response:\n')[1]?.trimEnd()).toBe(demo.response);
-  });
-});
-
-describe('examples/interrupt-resume.ts', () => {
-  it('shows the question, replies in a resumed run and prints that run’s response', async () => {
-    const { stdout } = await runExample('interrupt-resume.ts', ['--speed', '50', '--answer', 'ImageNet-1k']);
-
-    expect(stdout).toContain(`Agent: ${truth('interrupt-run').response}`);
-    expect(stdout).toContain('? Quel jeu de données dois-je utiliser ?');
-    expect(stdout).toMatch(/1\. CIFAR-10\n\s+2\. ImageNet-1k\n\s+3\. Jeu personnalisé\n\s+→ ImageNet-1k\n/);
-    // The optional question without an --answer gets a default.
-    expect(stdout).toMatch(/Budget GPU maximal \(heures\) \? \(optional\)\n\s+→ No preference\./);
-    expect(stdout).toMatch(/Resuming thread \S+/);
-    expect(stdout.split('Final response:\n')[1]?.trimEnd()).toBe(truth('resumed-run').response);
-  });
-});
-
-describe('examples/live-progress.ts', () => {
-  it('--demo replays the bundled run through the fake CLI and ends with its response and counts', async () => {
-    const demo = truth('demo-run');
-    const { code, stdout } = await start('live-progress.ts', ['--demo', '--speed', '20']).exited;
-    expect(code).toBe(0);
-    expect(stdout).toContain(`Response\n${demo.response}\n`);
-    expect(stdout).toMatch(new RegExp(`· ${demo.events} events\\n?$`));
-    expect(stdout).toMatch(/^■ research-agent /m);
-  });
-});
-
-describe('examples/quick-start.ts', () => {
-  it('is the README quick start, word for word', () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const code = readFileSync(join(root, 'examples/quick-start.ts'), 'utf8').replace(/^(\/\/.*\n)+/, '');
-    expect(readme).toContain('```ts\n' + code + '```');
-  });
-
-  it('runs against the fake CLI and prints the text, the tools and the token total', async () => {
-    const demo = truth('demo-run');
-    const { command, env } = fakeEvoSci([{ transcript: join(root, 'examples/transcripts/demo-run.jsonl') }]);
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/quick-start.ts'], {
-      cwd: root,
-      env: { ...process.env, ...env, EVOSCI_BIN: command },
+      // Plain lines on a pipe: one per state change, never more than 2 running.
+      const transitions = [...stdout.matchAll(/^task (\d+) (running|done|failed|cancelled)\b/gm)].map((m) => m[2]);
+      expect(transitions.filter((s) => s === 'running')).toHaveLength(4);
+      expect(transitions.filter((s) => s === 'done')).toHaveLength(4);
+      let running = 0;
+      let most = 0;
+      for (const state of transitions) {
+        running += state === 'running' ? 1 : -1;
+        most = Math.max(most, running);
+      }
+      expect(most).toBe(2);
     });
-    expect(stdout).toContain(demo.response.slice(0, 40));
-    expect(stdout).toMatch(/^succeeded tavily_search$/m);
-    expect(stdout).toMatch(/^failed execute$/m);
-    // The streamed text ends before the total starts: on a line of its own.
-    expect(stdout.trimEnd().split('\n').at(-1)).toBe(`completed: ${demo.usage.totalTokens} main-agent tokens`);
+
+    it.skipIf(process.platform !== 'linux')(
+      'on SIGINT cancels every task, leaves no CLI process behind and exits 130',
+      async () => {
+        const tag = `fleet-${randomUUID()}`;
+        const fleet = start('fleet.ts', ['--tasks', '6', '--concurrency', '3', '--speed', '1', '--tag', tag]);
+        await until(() => /^task \d+ running/m.test(fleet.stdout()), 'the first status line');
+        // The processes are really there before the interrupt.
+        await until(() => fakeProcesses(tag).length === 3, 'three fake CLI processes');
+
+        fleet.child.kill('SIGINT');
+        const { code, signal, stdout } = await fleet.exited;
+
+        expect({ code, signal }).toEqual({ code: 130, signal: null });
+        expect(finalTable(stdout).map((r) => r.state)).toEqual(Array(6).fill('cancelled'));
+        expect(fakeProcesses(tag)).toEqual([]);
+      },
+    );
   });
-});
 
-describe('examples/fleet-jetstream.ts', () => {
-  it('runs a submitter, two workers and a viewer as processes, and the viewer sees every run complete', async () => {
-    const demo = truth('demo-run');
-    const { stdout } = await runExample('fleet-jetstream.ts', ['--tasks', '4', '--speed', '25']);
+  describe('examples/record-replay.ts', () => {
+    const path = scratch();
 
-    const submitted = [...stdout.matchAll(/^\[submitter\] submitted (\S+) /gm)].map((m) => m[1]);
-    expect(submitted).toHaveLength(4);
-    const viewed = [...stdout.matchAll(/^\[viewer\] (\S+) (.*)$/gm)];
-    expect(viewed.map((m) => m[1]).sort()).toEqual([...submitted].sort());
-    for (const m of viewed)
-      expect(m[2]).toBe(
-        `completed: ${demo.invocations.filter((i) => i.name !== 'task').length} tool calls, ${demo.usage.totalTokens} main-agent tokens`,
-      );
-    // Both workers took work.
-    for (const worker of ['worker 1', 'worker 2'])
-      expect(stdout).toMatch(new RegExp(`^\\[${worker}\\] started \\S+ attempt 1$`, 'm'));
-    expect(stdout.match(/^\[worker \d\] finished \S+ attempt 1 completed$/gm)).toHaveLength(4);
-  }, 60_000);
+    it('records every event with elapsed_ms and replays the same events', async () => {
+      const demo = truth('demo-run');
+      const file = path('run.jsonl');
+      await runExample('record-replay.ts', ['record', file, '--speed', '50']);
+
+      const recorded = readFileSync(file, 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(recorded).toHaveLength(demo.events);
+      for (const event of recorded) expect(event['elapsed_ms']).toEqual(expect.any(Number));
+      expect(recorded.map(({ elapsed_ms: _elapsed, ...event }) => event)).toEqual(transcriptEvents('demo-run'));
+
+      const { stdout } = await runExample('record-replay.ts', ['replay', file, '--speed', '20']);
+      const replayedTypes = [...stdout.matchAll(/^\s*\d+\.\d{3}s {2}(\S+)/gm)].map((m) => m[1]);
+      expect(replayedTypes).toEqual(recorded.map((e) => e['type']));
+      expect(stdout).toContain(`replayed ${demo.events} events`);
+      expect(stdout.split('response:\n')[1]?.trimEnd()).toBe(demo.response);
+    });
+
+    it('with no arguments records the demo run to a temporary file and replays it', async () => {
+      const demo = truth('demo-run');
+      const { stdout } = await runExample('record-replay.ts');
+      expect(stdout).toContain(`recorded ${demo.events} events`);
+      expect(stdout).toMatch(/replaying \S+run\.jsonl at 10x/);
+      expect(stdout).toContain(`replayed ${demo.events} events`);
+      expect(stdout.split('response:\n')[1]?.trimEnd()).toBe(demo.response);
+    });
+  });
+
+  describe('examples/interrupt-resume.ts', () => {
+    it('shows the question, replies in a resumed run and prints that run’s response', async () => {
+      const { stdout } = await runExample('interrupt-resume.ts', ['--speed', '50', '--answer', 'ImageNet-1k']);
+
+      expect(stdout).toContain(`Agent: ${truth('interrupt-run').response}`);
+      expect(stdout).toContain('? Quel jeu de données dois-je utiliser ?');
+      expect(stdout).toMatch(/1\. CIFAR-10\n\s+2\. ImageNet-1k\n\s+3\. Jeu personnalisé\n\s+→ ImageNet-1k\n/);
+      // The optional question without an --answer gets a default.
+      expect(stdout).toMatch(/Budget GPU maximal \(heures\) \? \(optional\)\n\s+→ No preference\./);
+      expect(stdout).toMatch(/Resuming thread \S+/);
+      expect(stdout.split('Final response:\n')[1]?.trimEnd()).toBe(truth('resumed-run').response);
+    });
+  });
+
+  describe('examples/live-progress.ts', () => {
+    it('--demo replays the bundled run through the fake CLI and ends with its response and counts', async () => {
+      const demo = truth('demo-run');
+      const { code, stdout } = await start('live-progress.ts', ['--demo', '--speed', '20']).exited;
+      expect(code).toBe(0);
+      expect(stdout).toContain(`Response\n${demo.response}\n`);
+      expect(stdout).toMatch(new RegExp(`· ${demo.events} events\\n?$`));
+      expect(stdout).toMatch(/^■ research-agent /m);
+    });
+  });
+
+  describe('examples/quick-start.ts', () => {
+    it('is the README quick start, word for word', () => {
+      const readme = readFileSync(join(root, 'README.md'), 'utf8');
+      const code = readFileSync(join(root, 'examples/quick-start.ts'), 'utf8').replace(/^(\/\/.*\n)+/, '');
+      expect(readme).toContain('```ts\n' + code + '```');
+    });
+
+    it('runs against the fake CLI and prints the text, the tools and the token total', async () => {
+      const demo = truth('demo-run');
+      const { command, env } = fakeEvoSci([{ transcript: join(root, 'examples/transcripts/demo-run.jsonl') }]);
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/quick-start.ts'], {
+        cwd: root,
+        env: { ...process.env, ...env, EVOSCI_BIN: command },
+      });
+      expect(stdout).toContain(demo.response.slice(0, 40));
+      expect(stdout).toMatch(/^succeeded tavily_search$/m);
+      expect(stdout).toMatch(/^failed execute$/m);
+      // The streamed text ends before the total starts: on a line of its own.
+      expect(stdout.trimEnd().split('\n').at(-1)).toBe(`completed: ${demo.usage.totalTokens} main-agent tokens`);
+    });
+  });
+
+  describe('examples/fleet-jetstream.ts', () => {
+    it('runs a submitter, two workers and a viewer as processes, and the viewer sees every run complete', async () => {
+      const demo = truth('demo-run');
+      const { stdout } = await runExample('fleet-jetstream.ts', ['--tasks', '4', '--speed', '25']);
+
+      const submitted = [...stdout.matchAll(/^\[submitter\] submitted (\S+) /gm)].map((m) => m[1]);
+      expect(submitted).toHaveLength(4);
+      const viewed = [...stdout.matchAll(/^\[viewer\] (\S+) (.*)$/gm)];
+      expect(viewed.map((m) => m[1]).sort()).toEqual([...submitted].sort());
+      for (const m of viewed)
+        expect(m[2]).toBe(
+          `completed: ${demo.invocations.filter((i) => i.name !== 'task').length} tool calls, ${demo.usage.totalTokens} main-agent tokens`,
+        );
+      // Both workers took work.
+      for (const worker of ['worker 1', 'worker 2'])
+        expect(stdout).toMatch(new RegExp(`^\\[${worker}\\] started \\S+ attempt 1$`, 'm'));
+      expect(stdout.match(/^\[worker \d\] finished \S+ attempt 1 completed$/gm)).toHaveLength(4);
+    }, 60_000);
+  });
 });
