@@ -534,7 +534,7 @@ describe('run', () => {
     );
     next$.next(0);
     const first = JSON.parse(await readWhenWritten(records[0]!)) as { pid: number };
-    while (seen.length === 0) await new Promise((r) => setTimeout(r, 10));
+    expect(await eventually(() => seen.length > 0)).toBe(true);
     next$.next(1);
     expect(await gone(first.pid)).toBe(true);
     const second = JSON.parse(await readWhenWritten(records[1]!)) as { pid: number };
