@@ -1,0 +1,37 @@
+import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
+import { Attr, DURATION_BUCKETS, Metric, Operation, TOKEN_BUCKETS } from './conventions.js';
+
+/** The two histograms of the conventions, as one trace records into them. */
+export class RunMetrics {
+  private readonly tokens: Histogram;
+  private readonly duration: Histogram;
+
+  constructor(
+    meter: Meter,
+    /** Attributes every measurement carries (`gen_ai.provider.name` when given). */
+    private readonly common: Attributes,
+  ) {
+    this.tokens = meter.createHistogram(Metric.tokenUsage, {
+      unit: '{token}',
+      description: 'Number of input and output tokens used.',
+      advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
+    });
+    this.duration = meter.createHistogram(Metric.operationDuration, {
+      unit: 's',
+      description: 'GenAI operation duration.',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    });
+  }
+
+  /** A run's main-agent tokens, one measurement per token type. */
+  usage(agentName: string, input: number, output: number): void {
+    const attributes = { ...this.common, [Attr.operationName]: Operation.invokeAgent, [Attr.agentName]: agentName };
+    this.tokens.record(input, { ...attributes, [Attr.tokenType]: 'input' });
+    this.tokens.record(output, { ...attributes, [Attr.tokenType]: 'output' });
+  }
+
+  /** How long a run or a finished tool call took, in seconds. */
+  operation(ms: number, attributes: Attributes): void {
+    this.duration.record(Math.max(0, ms) / 1000, { ...this.common, ...attributes });
+  }
+}
