@@ -1,12 +1,21 @@
-import type { Attributes, Histogram, Meter } from '@opentelemetry/api';
+import { createNoopMeter, type Attributes, type Histogram, type Meter } from '@opentelemetry/api';
 import { Attr, DURATION_BUCKETS, Metric, Operation, TOKEN_BUCKETS } from './conventions.js';
+
+/** The class of the API's no-op histogram: what a meter gives when no SDK is registered. */
+const NoopHistogram = createNoopMeter().createHistogram('noop').constructor;
 
 /** The two histograms of the conventions, as one trace records into them. */
 export class RunMetrics {
+  /** The histograms of `meter`, or `undefined` when it keeps nothing (the API without an SDK). */
+  static of(meter: Meter, common: Attributes): RunMetrics | undefined {
+    const metrics = new RunMetrics(meter, common);
+    return metrics.tokens.constructor === NoopHistogram ? undefined : metrics;
+  }
+
   private readonly tokens: Histogram;
   private readonly duration: Histogram;
 
-  constructor(
+  private constructor(
     meter: Meter,
     /** Attributes every measurement carries (`gen_ai.provider.name` when given). */
     private readonly common: Attributes,

@@ -88,21 +88,34 @@ export class RunTrace {
     });
   }
 
-  /** The run's span: its context is the parent of everything the run does. */
-  get span(): Span {
-    return this.root;
+  /** Whether anything is kept of this run: its span is recorded, or its histograms are. */
+  get recording(): boolean {
+    return this.root.isRecording() || this.settings.metrics !== undefined;
   }
 
   /** Takes one event of the run. */
   push(event: EvoEvent | UnknownEvent): void {
     if (this.ended || !isKnownEvent(event)) return;
     this.outcome.push(event);
-    this.owner = undefined;
-    this.delegations.push(event);
-    const snapshot = this.tools.push(event);
-    if (snapshot) this.invocation(snapshot, event);
-    if (event.type === 'panel_dispatch_start') this.startPanel(event);
-    else if (event.type === 'panel_dispatch_complete' || event.type === 'panel_dispatch_error') this.endPanel(event);
+    switch (event.type) {
+      case 'panel_dispatch_start':
+        return this.startPanel(event);
+      case 'panel_dispatch_complete':
+      case 'panel_dispatch_error':
+        return this.endPanel(event);
+      // Text, thinking and usage make no span: most events stop here.
+      case 'text':
+      case 'thinking':
+      case 'usage_stats':
+      case 'done':
+        return;
+      default: {
+        this.owner = undefined;
+        this.delegations.push(event);
+        const snapshot = this.tools.push(event);
+        if (snapshot !== undefined) this.invocation(snapshot, event);
+      }
+    }
   }
 
   /** The source completed. */

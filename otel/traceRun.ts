@@ -60,6 +60,8 @@ const monotonicNow = (): number => performance.timeOrigin + performance.now();
  * it errors, the run's span takes error status with the error's class and
  * message; when it is unsubscribed, the run is `incomplete`. Content is not
  * recorded unless `captureContent` says so. Each subscription is one trace.
+ * A run whose span is not recorded (no SDK registered, or sampled out), with
+ * no SDK meter either, is passed through untouched: it costs nothing.
  *
  * ```ts
  * run({ prompt }).pipe(traceRun({ prompt, providerName: 'anthropic' }), summarize());
@@ -79,6 +81,8 @@ export function traceRun<T extends EvoEvent | UnknownEvent>(options: TraceRunOpt
   return (source) =>
     defer(() => {
       const run = new RunTrace(settingsOf(options, content));
+      // No span recorded (no SDK, or sampled out) and no histogram kept: nothing to track.
+      if (!run.recording) return source;
       return source.pipe(
         tap({ next: (event) => run.push(event), complete: () => run.complete(), error: (err) => run.fail(err) }),
         finalize(() => run.close()),
@@ -97,7 +101,7 @@ function settingsOf(options: TraceRunOptions, content: ContentPolicy): TraceSett
   return {
     tracer,
     parent: options.context ?? contexts.active(),
-    metrics: new RunMetrics(meter, common),
+    metrics: RunMetrics.of(meter, common),
     content,
     agentName: options.agentName ?? 'EvoScientist',
     rootAttributes,

@@ -30,6 +30,16 @@ describe('traceRun', () => {
     });
   });
 
+  it('passes the events through untouched when no SDK is registered', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      const values = {
+        a: { type: 'tool_call', name: 'ls', args: {}, id: 'c1' },
+        b: { type: 'error', message: 'x' },
+      } as const;
+      expectObservable(cold('-a--b-#', values).pipe(traceRun())).toBe('-a--b-#', values);
+    });
+  });
+
   it('hands on the very objects it was given', async () => {
     const events = await lastValueFrom(research().pipe(toArray()));
     const { provider } = memoryTracing();
