@@ -43,7 +43,8 @@ export interface TraceRunOptions {
 /** The instrumentation scope of the spans and histograms. */
 const SCOPE = 'evosci-rx';
 
-const monotonicNow = (): number => performance.timeOrigin + performance.now();
+const origin = performance.timeOrigin;
+const monotonicNow = (): number => origin + performance.now();
 
 /**
  * Traces a run and passes its events on unchanged: a root `invoke_agent`

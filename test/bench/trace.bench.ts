@@ -4,7 +4,8 @@
  *   (a) summarize    fromJsonl(1 MiB reads) + summarize()
  *   (b) +no-op       (a) with traceRun() before summarize(), no SDK registered: the API's no-op tracer and meter
  *   (c) +SDK         (a) with traceRun() on the real SDK: BasicTracerProvider + BatchSpanProcessor into an
- *                    in-memory exporter, and a MeterProvider with a reader, as an app that exports has
+ *                    exporter that counts and drops the spans, and a MeterProvider with a reader
+ *   (d) +tracer      (c) without the MeterProvider: spans only
  *
  * One untimed warm-up pass of each, then N interleaved rounds (a b c a b c …)
  * with a full GC before each timed pass; medians reported. Every variant must
@@ -24,7 +25,12 @@ import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import { lastValueFrom, type MonoTypeOperatorFunction } from 'rxjs';
 import { fromJsonl, type EvoEvent, type UnknownEvent } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
@@ -44,9 +50,21 @@ const gc = runInNewContext('gc') as () => void;
 
 type Stage = MonoTypeOperatorFunction<EvoEvent | UnknownEvent>;
 
+/** An exporter that counts what it is given and keeps nothing: the SDK's cost without a network's. */
+class CountingExporter implements SpanExporter {
+  spans = 0;
+  export(spans: ReadableSpan[], done: (result: { code: 0 }) => void): void {
+    this.spans += spans.length;
+    done({ code: 0 });
+  }
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
 /** The real SDK, as an app that exports has it: spans batched to an exporter, histograms to a reader. */
 class Sdk {
-  readonly exporter = new InMemorySpanExporter();
+  readonly exporter = new CountingExporter();
   readonly tracerProvider = new BasicTracerProvider({
     spanProcessors: [new BatchSpanProcessor(this.exporter, { maxQueueSize: 1 << 16, maxExportBatchSize: 4096 })],
   });
@@ -62,8 +80,8 @@ class Sdk {
   /** Spans exported since the last call. */
   async drain(): Promise<number> {
     await this.tracerProvider.forceFlush();
-    const n = this.exporter.getFinishedSpans().length;
-    this.exporter.reset();
+    const n = this.exporter.spans;
+    this.exporter.spans = 0;
     return n;
   }
 }
@@ -96,6 +114,16 @@ async function main(): Promise<void> {
         const spans = await sdk.drain();
         const expected = 1 + summary.invocations.length + summary.delegations.length + summary.panelDispatches.length;
         if (spans !== expected) throw new Error(`(c) made ${spans} spans, expected ${expected}`);
+        return summary;
+      },
+      times: [],
+      cpu: [],
+    },
+    {
+      label: '(d) + traceRun(), SDK tracer only',
+      run: async (f) => {
+        const summary = await summarized(f, traceRun({ tracerProvider }));
+        await sdk.drain();
         return summary;
       },
       times: [],
