@@ -1,5 +1,5 @@
 import { createNoopMeter, type Attributes, type Histogram, type Meter } from '@opentelemetry/api';
-import { Attr, DURATION_BUCKETS, Metric, Operation, TOKEN_BUCKETS } from './conventions.js';
+import { AttributeName, DURATION_BUCKETS, Metric, Operation, TOKEN_BUCKETS } from './conventions.js';
 
 /** The class of the API's no-op histogram: what a meter gives when no SDK is registered. */
 const NoopHistogram = createNoopMeter().createHistogram('noop').constructor;
@@ -34,9 +34,13 @@ export class RunMetrics {
 
   /** A run's main-agent tokens, one measurement per token type. */
   usage(agentName: string, input: number, output: number): void {
-    const attributes = { ...this.common, [Attr.operationName]: Operation.invokeAgent, [Attr.agentName]: agentName };
-    this.tokens.record(input, { ...attributes, [Attr.tokenType]: 'input' });
-    this.tokens.record(output, { ...attributes, [Attr.tokenType]: 'output' });
+    const attributes = {
+      ...this.common,
+      [AttributeName.operationName]: Operation.invokeAgent,
+      [AttributeName.agentName]: agentName,
+    };
+    this.tokens.record(input, { ...attributes, [AttributeName.tokenType]: 'input' });
+    this.tokens.record(output, { ...attributes, [AttributeName.tokenType]: 'output' });
   }
 
   /** How long a run or a finished tool call took, in seconds. */

@@ -18,7 +18,7 @@ import {
 import { DelegationTracker, type Delegation } from '../operators/DelegationTracker.js';
 import { ToolCallTracker, type ToolInvocation } from '../operators/ToolCallTracker.js';
 import type { ContentPolicy } from './content.js';
-import { Attr, ErrorType, Operation } from './conventions.js';
+import { AttributeName, ErrorType, Operation } from './conventions.js';
 import { RunOutcomeTracker } from './RunOutcomeTracker.js';
 import type { RunMetrics } from './RunMetrics.js';
 
@@ -72,8 +72,8 @@ export class RunTrace {
         kind: SpanKind.INTERNAL,
         startTime: this.startedAt,
         attributes: {
-          [Attr.operationName]: Operation.invokeAgent,
-          [Attr.agentName]: settings.agentName,
+          [AttributeName.operationName]: Operation.invokeAgent,
+          [AttributeName.agentName]: settings.agentName,
           ...settings.rootAttributes,
         },
       },
@@ -140,26 +140,29 @@ export class RunTrace {
     this.delegations.finish();
     const now = this.settings.now();
     for (const span of this.panels.values()) {
-      span.setAttribute(Attr.panelStatus, 'unfinished');
+      span.setAttribute(AttributeName.panelStatus, 'unfinished');
       span.end(now);
     }
     this.panels.clear();
     const { inputTokens, outputTokens } = this.outcome;
     const outcome = error === undefined ? this.outcome.outcome() : 'failed';
     this.root.setAttributes({
-      [Attr.inputTokens]: inputTokens,
-      [Attr.outputTokens]: outputTokens,
-      [Attr.outcome]: outcome,
+      [AttributeName.inputTokens]: inputTokens,
+      [AttributeName.outputTokens]: outputTokens,
+      [AttributeName.outcome]: outcome,
     });
     if (this.settings.content.on && this.outcome.response !== undefined)
-      this.root.setAttribute(Attr.outputMessages, this.settings.content.message('assistant', this.outcome.response));
+      this.root.setAttribute(
+        AttributeName.outputMessages,
+        this.settings.content.message('assistant', this.outcome.response),
+      );
     const errorType = this.markFailure(error);
     this.root.end(now);
     this.settings.metrics?.usage(this.settings.agentName, inputTokens, outputTokens);
     this.settings.metrics?.operation(now - this.startedAt, {
-      [Attr.operationName]: Operation.invokeAgent,
-      [Attr.agentName]: this.settings.agentName,
-      ...(errorType === undefined ? {} : { [Attr.errorType]: errorType }),
+      [AttributeName.operationName]: Operation.invokeAgent,
+      [AttributeName.agentName]: this.settings.agentName,
+      ...(errorType === undefined ? {} : { [AttributeName.errorType]: errorType }),
     });
   }
 
@@ -179,7 +182,7 @@ export class RunTrace {
   }
 
   private markError(span: Span, type: string, message: string): void {
-    span.setAttribute(Attr.errorType, type);
+    span.setAttribute(AttributeName.errorType, type);
     span.setStatus({ code: SpanStatusCode.ERROR, message: message.slice(0, MAX_STATUS_MESSAGE) });
   }
 
@@ -193,7 +196,7 @@ export class RunTrace {
     if (invocation.status === 'running') {
       if (span === undefined) this.openTool(invocation);
       else if (this.settings.content.on)
-        span.setAttribute(Attr.toolCallArguments, this.settings.content.json(invocation.args));
+        span.setAttribute(AttributeName.toolCallArguments, this.settings.content.json(invocation.args));
       return;
     }
     if (span !== undefined) return this.closeTool(span, invocation);
@@ -205,11 +208,15 @@ export class RunTrace {
   private openTool(invocation: ToolInvocation): Span {
     const { key, id, name, subagent, instanceId } = invocation;
     const parent = subagent === undefined || !this.owner ? undefined : this.delegationSpans.get(this.owner);
-    const attributes: Attributes = { [Attr.operationName]: Operation.executeTool, [Attr.toolName]: name };
-    if (id !== '') attributes[Attr.toolCallId] = id;
-    if (subagent !== undefined) attributes[Attr.subagent] = subagent;
-    if (instanceId !== undefined) attributes[Attr.instanceId] = instanceId;
-    if (this.settings.content.on) attributes[Attr.toolCallArguments] = this.settings.content.json(invocation.args);
+    const attributes: Attributes = {
+      [AttributeName.operationName]: Operation.executeTool,
+      [AttributeName.toolName]: name,
+    };
+    if (id !== '') attributes[AttributeName.toolCallId] = id;
+    if (subagent !== undefined) attributes[AttributeName.subagent] = subagent;
+    if (instanceId !== undefined) attributes[AttributeName.instanceId] = instanceId;
+    if (this.settings.content.on)
+      attributes[AttributeName.toolCallArguments] = this.settings.content.json(invocation.args);
     const span = this.startSpan(`${Operation.executeTool} ${name}`, parent, attributes, invocation.startedAt);
     this.toolSpans.set(key, span);
     if (subagent === undefined && id !== '') this.mainCalls.set(id, span);
@@ -220,7 +227,7 @@ export class RunTrace {
     const { key, id, name, status, result } = invocation;
     this.toolSpans.delete(key);
     if (invocation.subagent === undefined && this.mainCalls.get(id) === span) this.mainCalls.delete(id);
-    span.setAttribute(Attr.toolStatus, status);
+    span.setAttribute(AttributeName.toolStatus, status);
     const content = this.settings.content;
     if (status === 'failed')
       this.markError(
@@ -229,22 +236,25 @@ export class RunTrace {
         content.on && result !== undefined ? content.text(result) : 'the tool failed',
       );
     else if (status === 'succeeded' && content.on && result !== undefined)
-      span.setAttribute(Attr.toolCallResult, content.text(result));
+      span.setAttribute(AttributeName.toolCallResult, content.text(result));
     const endedAt = invocation.endedAt ?? this.settings.now();
     span.end(endedAt);
     if (status !== 'succeeded' && status !== 'failed') return;
     this.settings.metrics?.operation(endedAt - invocation.startedAt, {
-      [Attr.operationName]: Operation.executeTool,
-      [Attr.toolName]: name,
-      ...(status === 'failed' ? { [Attr.errorType]: ErrorType.tool } : {}),
+      [AttributeName.operationName]: Operation.executeTool,
+      [AttributeName.toolName]: name,
+      ...(status === 'failed' ? { [AttributeName.errorType]: ErrorType.tool } : {}),
     });
   }
 
   private startDelegation(delegation: Delegation): void {
     const parent = delegation.taskCallId === undefined ? undefined : this.mainCalls.get(delegation.taskCallId);
     const agent = delegation.subagentType ?? delegation.name;
-    const attributes: Attributes = { [Attr.operationName]: Operation.invokeAgent, [Attr.agentName]: agent };
-    if (delegation.instanceId !== undefined) attributes[Attr.instanceId] = delegation.instanceId;
+    const attributes: Attributes = {
+      [AttributeName.operationName]: Operation.invokeAgent,
+      [AttributeName.agentName]: agent,
+    };
+    if (delegation.instanceId !== undefined) attributes[AttributeName.instanceId] = delegation.instanceId;
     const span = this.startSpan(`${Operation.invokeAgent} ${agent}`, parent, attributes, this.settings.now());
     this.delegationSpans.set(delegation, span);
   }
@@ -256,21 +266,21 @@ export class RunTrace {
     // The task call may name the sub-agent's type only after it started.
     const agent = delegation.subagentType ?? delegation.name;
     span.updateName(`${Operation.invokeAgent} ${agent}`);
-    span.setAttributes({ [Attr.agentName]: agent, [Attr.subagentEnded]: delegation.ended });
+    span.setAttributes({ [AttributeName.agentName]: agent, [AttributeName.subagentEnded]: delegation.ended });
     if (this.settings.content.on && delegation.description !== '')
-      span.setAttribute(Attr.agentDescription, this.settings.content.text(delegation.description));
+      span.setAttribute(AttributeName.agentDescription, this.settings.content.text(delegation.description));
     span.end(this.settings.now());
   }
 
   private startPanel(event: PanelDispatchStartEvent): void {
     const attributes: Attributes = {
-      [Attr.operationName]: Operation.invokeAgent,
-      [Attr.agentName]: event.subagent_type,
-      [Attr.panelId]: event.id,
+      [AttributeName.operationName]: Operation.invokeAgent,
+      [AttributeName.agentName]: event.subagent_type,
+      [AttributeName.panelId]: event.id,
     };
     if (this.settings.content.on) {
-      attributes[Attr.panelLabel] = this.settings.content.text(event.label);
-      attributes[Attr.agentDescription] = this.settings.content.text(event.description);
+      attributes[AttributeName.panelLabel] = this.settings.content.text(event.label);
+      attributes[AttributeName.agentDescription] = this.settings.content.text(event.description);
     }
     const name = `${Operation.invokeAgent} ${event.subagent_type}`;
     this.panels.set(event.id, this.startSpan(name, this.mainCalls.get(event.eval_id), attributes, this.settings.now()));
@@ -284,15 +294,15 @@ export class RunTrace {
       this.startSpan(
         Operation.invokeAgent,
         this.mainCalls.get(event.eval_id),
-        { [Attr.operationName]: Operation.invokeAgent, [Attr.panelId]: event.id },
+        { [AttributeName.operationName]: Operation.invokeAgent, [AttributeName.panelId]: event.id },
         now,
       );
     this.panels.delete(event.id);
-    span.setAttribute(Attr.panelDurationMs, event.duration_ms);
+    span.setAttribute(AttributeName.panelDurationMs, event.duration_ms);
     if (event.type === 'panel_dispatch_error') {
-      span.setAttribute(Attr.panelStatus, 'failed');
+      span.setAttribute(AttributeName.panelStatus, 'failed');
       this.markError(span, ErrorType.panel, event.error);
-    } else span.setAttribute(Attr.panelStatus, 'completed');
+    } else span.setAttribute(AttributeName.panelStatus, 'completed');
     span.end(now);
   }
 }

@@ -5,7 +5,7 @@
 /** The version of the semantic conventions these names follow. */
 export const SEMCONV_VERSION = '1.41.0';
 
-export const Attr = {
+export const AttributeName = {
   operationName: 'gen_ai.operation.name',
   providerName: 'gen_ai.provider.name',
   agentName: 'gen_ai.agent.name',

@@ -12,7 +12,7 @@ import {
 import { defer, finalize, tap, type OperatorFunction } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import { ContentPolicy, type CaptureContent } from './content.js';
-import { Attr } from './conventions.js';
+import { AttributeName } from './conventions.js';
 import { RunMetrics } from './RunMetrics.js';
 import { RunTrace, type TraceSettings } from './RunTrace.js';
 
@@ -94,11 +94,12 @@ export function traceRun<T extends EvoEvent | UnknownEvent>(options: TraceRunOpt
 function settingsOf(options: TraceRunOptions, content: ContentPolicy): TraceSettings {
   const tracer = options.tracer ?? (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
   const meter = options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
-  const common: Attributes = options.providerName === undefined ? {} : { [Attr.providerName]: options.providerName };
+  const common: Attributes =
+    options.providerName === undefined ? {} : { [AttributeName.providerName]: options.providerName };
   const rootAttributes: Attributes = { ...common };
-  if (options.conversationId !== undefined) rootAttributes[Attr.conversationId] = options.conversationId;
+  if (options.conversationId !== undefined) rootAttributes[AttributeName.conversationId] = options.conversationId;
   if (content.on && options.prompt !== undefined)
-    rootAttributes[Attr.inputMessages] = content.message('user', options.prompt);
+    rootAttributes[AttributeName.inputMessages] = content.message('user', options.prompt);
   return {
     tracer,
     parent: options.context ?? contexts.active(),
