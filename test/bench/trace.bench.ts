@@ -20,10 +20,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { cpus } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import {
   BasicTracerProvider,
@@ -37,6 +34,7 @@ import { summarize, type RunSummary } from '../../operators/index.js';
 import { traceRun } from '../../otel/index.js';
 import { largeTranscript } from '../fixtures/producer.js';
 import { median, table } from './report.js';
+import { timedRounds } from './rounds.js';
 
 const MiB = 1 << 20;
 const { values: flags } = parseArgs({
@@ -45,8 +43,6 @@ const { values: flags } = parseArgs({
 const smoke = flags.smoke === true;
 const rounds = smoke ? 1 : Number(flags.rounds ?? 5);
 const mb = Number(flags.mb ?? (smoke ? 2 : 100));
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 type Stage = MonoTypeOperatorFunction<EvoEvent | UnknownEvent>;
 
@@ -135,18 +131,8 @@ async function main(): Promise<void> {
     if (summary.events !== transcript.events) throw new Error(`${v.label} summarized ${summary.events} events`);
   };
   for (const v of active) check(v, await v.run(transcript.path));
-  for (let r = 0; r < rounds; r++) {
-    for (const v of active) {
-      gc();
-      const c0 = process.cpuUsage();
-      const t0 = performance.now();
-      const summary = await v.run(transcript.path);
-      v.times.push((performance.now() - t0) / 1000);
-      const c = process.cpuUsage(c0);
-      v.cpu.push((c.user + c.system) / 1e6);
-      check(v, summary);
-    }
-  }
+  await timedRounds(active, rounds, (v) => v.run(transcript.path), check);
+
   const base = median(active[0]!.times);
   const baseCpu = median(active[0]!.cpu);
   const rows = active.map((v) => [
