@@ -170,7 +170,9 @@ export class RunTrace {
   private markFailure(error: unknown): string | undefined {
     if (error !== undefined) {
       const type = error instanceof Error ? error.name : typeof error;
-      const message = error instanceof Error ? error.message : (JSON.stringify(error) ?? typeof error);
+      // Never serialised: a value that is not an Error may be anything, circular included.
+      const message =
+        error instanceof Error ? error.message : typeof error === 'string' ? error : `a ${typeof error} was thrown`;
       if (error instanceof Error) this.root.recordException(error);
       this.markError(this.root, type, message);
       return type;
