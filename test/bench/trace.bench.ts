@@ -6,6 +6,7 @@
  *   (c) +SDK         (a) with traceRun() on the real SDK: BasicTracerProvider + BatchSpanProcessor into an
  *                    exporter that counts and drops the spans, and a MeterProvider with a reader
  *   (d) +tracer      (c) without the MeterProvider: spans only
+ *   (e) +meter       the MeterProvider of (c) and the API's no-op tracer: the bookkeeping without spans
  *
  * One untimed warm-up pass of each, then N interleaved rounds (a b c a b c …)
  * with a full GC before each timed pass; medians reported. Every variant must
@@ -112,6 +113,12 @@ async function main(): Promise<void> {
         if (spans !== expected) throw new Error(`(c) made ${spans} spans, expected ${expected}`);
         return summary;
       },
+      times: [],
+      cpu: [],
+    },
+    {
+      label: '(e) + traceRun(), SDK meter, no span recorded',
+      run: (f) => summarized(f, traceRun({ meterProvider })),
       times: [],
       cpu: [],
     },
