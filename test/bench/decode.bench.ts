@@ -26,14 +26,13 @@ import { cpus, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { tap, type Observable } from 'rxjs';
 import { fromJsonl, type DecodeIssue } from '../../src/index.js';
 import { fromJsonlFile } from '../../src/files/fromJsonlFile.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
 import { largeTranscript } from '../fixtures/producer.js';
 import { median, table } from './report.js';
+import { timedRounds } from './rounds.js';
 
 const MiB = 1 << 20;
 const MB = 1_000_000;
@@ -54,10 +53,6 @@ if (!Number.isInteger(rounds) || rounds < 1)
   throw new Error(`--rounds must be a positive integer, got ${flags.rounds}`);
 if (!(mb > 0)) throw new Error(`--mb must be > 0, got ${flags.mb}`);
 const only = flags.only === undefined ? undefined : new Set(flags.only.split(',').map((s) => Number(s.trim())));
-
-// A full collection before each timed pass, so that one variant's garbage is not collected on another's clock.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 // --- the variants ---------------------------------------------------------------------
 
@@ -211,18 +206,7 @@ async function main(): Promise<void> {
     `rounds: 1 warm-up + ${rounds} timed, interleaved (${active.map((v) => v.id).join(' ')} …), median reported`,
   );
   for (const v of active) check(v, await v.run(transcript.path));
-  for (let r = 0; r < rounds; r++) {
-    for (const v of active) {
-      gc();
-      const c0 = process.cpuUsage();
-      const t0 = performance.now();
-      const events = await v.run(transcript.path);
-      v.times.push((performance.now() - t0) / 1000);
-      const c = process.cpuUsage(c0);
-      v.cpu.push((c.user + c.system) / 1e6);
-      check(v, events);
-    }
-  }
+  await timedRounds(active, rounds, (v) => v.run(transcript.path), check);
 
   const med = new Map(active.map((v) => [v.id, median(v.times)]));
   const t1 = med.get(1);

@@ -1,0 +1,4 @@
+// The `evosci-rx/otel` entry: runs as OpenTelemetry traces and metrics. Needs `@opentelemetry/api`.
+export type { CaptureContent } from './content.js';
+export { SEMCONV_VERSION } from './conventions.js';
+export { traceRun, type TraceRunOptions } from './traceRun.js';

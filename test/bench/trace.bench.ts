@@ -1,0 +1,158 @@
+/**
+ * What tracing costs a run, on the `summarize()` variant of decode.bench.ts:
+ *
+ *   (a) summarize    fromJsonl(1 MiB reads) + summarize()
+ *   (b) +no-op       (a) with traceRun() before summarize(), no SDK registered: the API's no-op tracer and meter
+ *   (c) +SDK         (a) with traceRun() on the real SDK: BasicTracerProvider + BatchSpanProcessor into an
+ *                    exporter that counts and drops the spans, and a MeterProvider with a reader
+ *   (d) +tracer      (c) without the MeterProvider: spans only
+ *   (e) +meter       the MeterProvider of (c) and the API's no-op tracer: the bookkeeping without spans
+ *
+ * One untimed warm-up pass of each, then N interleaved rounds (a b c a b c …)
+ * with a full GC before each timed pass; medians reported. Every variant must
+ * summarize the same number of events, and (c) must have made the spans of
+ * every invocation, or the script aborts (exit 1).
+ *
+ * ```bash
+ * npx tsx test/bench/trace.bench.ts                # 100 MB, 5 rounds
+ * npx tsx test/bench/trace.bench.ts --smoke        # ~2 MB, 1 round
+ * npx tsx test/bench/trace.bench.ts --only a,b --rounds 15   # some of the variants
+ * ```
+ */
+import { createReadStream } from 'node:fs';
+import { cpus } from 'node:os';
+import { parseArgs } from 'node:util';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
+import { lastValueFrom, type MonoTypeOperatorFunction } from 'rxjs';
+import { fromJsonl, type EvoEvent, type UnknownEvent } from '../../src/index.js';
+import { summarize, type RunSummary } from '../../operators/index.js';
+import { traceRun } from '../../otel/index.js';
+import { largeTranscript } from '../fixtures/producer.js';
+import { median, table } from './report.js';
+import { timedRounds } from './rounds.js';
+
+const MiB = 1 << 20;
+const { values: flags } = parseArgs({
+  options: { smoke: { type: 'boolean' }, rounds: { type: 'string' }, mb: { type: 'string' }, only: { type: 'string' } },
+});
+const smoke = flags.smoke === true;
+const rounds = smoke ? 1 : Number(flags.rounds ?? 5);
+const mb = Number(flags.mb ?? (smoke ? 2 : 100));
+
+type Stage = MonoTypeOperatorFunction<EvoEvent | UnknownEvent>;
+
+/** An exporter that counts what it is given and keeps nothing: the SDK's cost without a network's. */
+class CountingExporter implements SpanExporter {
+  spans = 0;
+  export(spans: ReadableSpan[], done: (result: { code: 0 }) => void): void {
+    this.spans += spans.length;
+    done({ code: 0 });
+  }
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** The real SDK, as an app that exports has it: spans batched to an exporter, histograms to a reader. */
+class Sdk {
+  readonly exporter = new CountingExporter();
+  readonly tracerProvider = new BasicTracerProvider({
+    spanProcessors: [new BatchSpanProcessor(this.exporter, { maxQueueSize: 1 << 16, maxExportBatchSize: 4096 })],
+  });
+  readonly meterProvider = new MeterProvider({
+    readers: [
+      new (class extends MetricReader {
+        protected onShutdown = () => Promise.resolve();
+        protected onForceFlush = () => Promise.resolve();
+      })(),
+    ],
+  });
+
+  /** Spans exported since the last call. */
+  async drain(): Promise<number> {
+    await this.tracerProvider.forceFlush();
+    const n = this.exporter.spans;
+    this.exporter.spans = 0;
+    return n;
+  }
+}
+
+async function summarized(file: string, stage: Stage | undefined): Promise<RunSummary> {
+  const events$ = fromJsonl(createReadStream(file, { highWaterMark: MiB }));
+  return lastValueFrom(stage === undefined ? events$.pipe(summarize()) : events$.pipe(stage, summarize()));
+}
+
+interface Variant {
+  readonly label: string;
+  readonly run: (file: string) => Promise<RunSummary>;
+  readonly times: number[];
+  readonly cpu: number[];
+}
+
+async function main(): Promise<void> {
+  console.log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, node ${process.version}`);
+  const transcript = largeTranscript({ mb });
+  console.log(`transcript: ${(transcript.bytes / 1e6).toFixed(1)} MB, ${transcript.events} events`);
+  const sdk = new Sdk();
+  const { tracerProvider, meterProvider } = sdk;
+  const variants: Variant[] = [
+    { label: '(a) fromJsonl + summarize()', run: (f) => summarized(f, undefined), times: [], cpu: [] },
+    { label: '(b) + traceRun(), no-op API', run: (f) => summarized(f, traceRun()), times: [], cpu: [] },
+    {
+      label: '(c) + traceRun(), real SDK',
+      run: async (f) => {
+        const summary = await summarized(f, traceRun({ tracerProvider, meterProvider }));
+        const spans = await sdk.drain();
+        const expected = 1 + summary.invocations.length + summary.delegations.length + summary.panelDispatches.length;
+        if (spans !== expected) throw new Error(`(c) made ${spans} spans, expected ${expected}`);
+        return summary;
+      },
+      times: [],
+      cpu: [],
+    },
+    {
+      label: '(e) + traceRun(), SDK meter, no span recorded',
+      run: (f) => summarized(f, traceRun({ meterProvider })),
+      times: [],
+      cpu: [],
+    },
+    {
+      label: '(d) + traceRun(), SDK tracer only',
+      run: async (f) => {
+        const summary = await summarized(f, traceRun({ tracerProvider }));
+        await sdk.drain();
+        return summary;
+      },
+      times: [],
+      cpu: [],
+    },
+  ];
+  const active = variants.filter((v) => flags.only === undefined || flags.only.includes(v.label[1]!));
+  const check = (v: Variant, summary: RunSummary) => {
+    if (summary.events !== transcript.events) throw new Error(`${v.label} summarized ${summary.events} events`);
+  };
+  for (const v of active) check(v, await v.run(transcript.path));
+  await timedRounds(active, rounds, (v) => v.run(transcript.path), check);
+
+  const base = median(active[0]!.times);
+  const baseCpu = median(active[0]!.cpu);
+  const rows = active.map((v) => [
+    v.label,
+    median(v.times).toFixed(3),
+    `${(median(v.times) / base).toFixed(3)}×`,
+    median(v.cpu).toFixed(3),
+    `${(median(v.cpu) / baseCpu).toFixed(3)}×`,
+  ]);
+  console.log();
+  console.log(table(['variant', 'median s', 'time vs first', 'median CPU s', 'CPU vs first'], rows));
+  console.log();
+  for (const v of active) console.log(`  ${v.label}: ${v.times.map((t) => t.toFixed(3)).join('  ')}`);
+}
+
+await main();
