@@ -7,6 +7,7 @@ import { ActiveRun } from './ActiveRun.js';
 import { AttemptSupersededError, StatusMovedError } from './errors.js';
 import { publishStored } from './publishStored.js';
 import { publishTo } from './publishTo.js';
+import { requestHeadersOf } from './requestHeaders.js';
 import { encodeRecord, RunHeaders, type DeadLetterRecord } from './records.js';
 import { parseRequest, refusedField, requestRunOptions } from './requests.js';
 import { readStatus, requestPending, type StoredStatus } from './status.js';
@@ -126,6 +127,9 @@ export class RequestHandler {
     try {
       runOptions = requestRunOptions(this.settings, attempt.request, attempt.number);
       events$ = run({ ...runOptions, lifeline: true });
+      const { pipeRun } = this.settings;
+      const headers = requestHeadersOf(msg.headers);
+      if (pipeRun) events$ = pipeRun(events$, { runId, attempt: attempt.number, headers });
     } catch (err) {
       await this.deadLetter(runId, `the request cannot be run: ${(err as Error).message}`, 0, attempt.fence);
       msg.term();

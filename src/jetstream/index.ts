@@ -16,6 +16,7 @@ export {
   StatusRecord,
 } from './records.js';
 export { serveRuns, type ServeRunsOptions } from './serveRuns.js';
-export type { WorkerActivity } from './workerTypes.js';
+export type { PipeRun, WorkerActivity } from './workerTypes.js';
+export type { RequestHeaders } from './requestHeaders.js';
 export { RunRequest, submitRun, type SubmitRunOptions } from './submitRun.js';
 export { watchRuns, type WatchRunsOptions } from './watchRuns.js';

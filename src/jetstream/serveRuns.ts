@@ -8,7 +8,7 @@ import type { PublishToOptions } from './publishTo.js';
 import type { RunRequest } from './submitRun.js';
 import { REQUEST_FIELDS, type RequestField } from './requests.js';
 import { Worker } from './Worker.js';
-import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
+import type { PipeRun, WorkerActivity, WorkerSettings } from './workerTypes.js';
 
 /** Options of `serveRuns`. */
 export interface ServeRunsOptions extends LayoutOptions {
@@ -38,6 +38,13 @@ export interface ServeRunsOptions extends LayoutOptions {
   readonly ackWaitMs?: number;
   /** This worker's name in `started` records. Default `host:pid`. */
   readonly worker?: string;
+  /**
+   * Wraps each run's events before they are published, given the request's
+   * own headers (see `SubmitRunOptions.headers`): `traceServedRuns()` of
+   * `evosci-rx/otel` traces each run under its submitter's span. What it
+   * returns must pass the events on.
+   */
+  readonly pipeRun?: PipeRun;
   /** How events are published. */
   readonly publish?: Pick<PublishToOptions, 'maxPendingAcks' | 'maxBufferBytes' | 'ackTimeoutMs' | 'retryForMs'>;
 }
@@ -96,6 +103,7 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
     runOptions: options.runOptions,
     allowFromRequest: allowedFields(options.allowFromRequest),
     publish: options.publish ?? {},
+    pipeRun: options.pipeRun,
   };
 
   return new Observable<WorkerActivity>((subscriber) => {

@@ -5,6 +5,7 @@ import { checkRunId, layoutOf, type LayoutOptions } from './layout.js';
 import { DEFAULTS } from './defaults.js';
 import { publishStored } from './publishStored.js';
 import { RunHeaders, utf8 } from './records.js';
+import { checkRequestHeaders, type RequestHeaders } from './requestHeaders.js';
 
 /**
  * A request for one run, as queued: what a worker needs to start it. Which
@@ -29,6 +30,8 @@ export interface SubmitRunOptions extends LayoutOptions {
   /** Milliseconds to wait for the stream's ack, and for how long to retry. Defaults 5000 and 30,000. */
   readonly ackTimeoutMs?: number;
   readonly retryForMs?: number;
+  /** Headers the workers' `pipeRun` reads, such as `traceHeaders()` of `evosci-rx/otel`. */
+  readonly headers?: RequestHeaders;
 }
 
 /**
@@ -54,10 +57,11 @@ export async function submitRun(
   const full: RunRequest = { ...request, runId };
   if (!RunRequest.is(full))
     throw new TypeError(`submitRun: not a run request: ${JSON.stringify(request).slice(0, 200)}`);
+  const extra = checkRequestHeaders(options.headers);
   const layout = layoutOf(options);
   await publishStored(
     nc,
-    { subject: layout.requestsSubject, msgID: `${runId}.request`, headers: { [RunHeaders.runId]: runId } },
+    { subject: layout.requestsSubject, msgID: `${runId}.request`, headers: { ...extra, [RunHeaders.runId]: runId } },
     utf8.encode(JSON.stringify(full)),
     {
       ackTimeoutMs: options.ackTimeoutMs ?? DEFAULTS.ackTimeoutMs,

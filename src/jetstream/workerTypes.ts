@@ -1,4 +1,7 @@
+import type { Observable } from 'rxjs';
+import type { EvoEvent } from '../events.js';
 import type { RunOptions } from '../process/run.js';
+import type { RequestHeaders } from './requestHeaders.js';
 import type { JetStreamLayout } from './layout.js';
 import type { PublishToOptions } from './publishTo.js';
 import type { PublishTiming } from './publishStored.js';
@@ -30,6 +33,12 @@ export type WorkerActivity =
   | { readonly type: 'skipped'; readonly runId: string; readonly attempt: number; readonly reason: string }
   | { readonly type: 'dead-lettered'; readonly runId: string | undefined; readonly reason: string };
 
+/** A run's events as a worker publishes them, wrapped by the app with what its request carried. */
+export type PipeRun = (
+  events$: Observable<EvoEvent>,
+  request: { readonly runId: string; readonly attempt: number; readonly headers: RequestHeaders },
+) => Observable<EvoEvent>;
+
 /** The options of `serveRuns`, checked and with their defaults. */
 export interface WorkerSettings {
   readonly layout: JetStreamLayout;
@@ -41,4 +50,5 @@ export interface WorkerSettings {
   readonly runOptions: Omit<RunOptions, 'prompt'> | ((request: RunRequest, attempt: number) => RunOptions) | undefined;
   readonly allowFromRequest: readonly RequestField[];
   readonly publish: Pick<PublishToOptions, 'maxPendingAcks' | 'maxBufferBytes' | 'ackTimeoutMs' | 'retryForMs'>;
+  readonly pipeRun: PipeRun | undefined;
 }

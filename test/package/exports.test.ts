@@ -67,7 +67,7 @@ const surface: Record<string, readonly string[]> = {
   'evosci-rx/operators': operators,
   'evosci-rx/testing': ['events', 'fakeEvoSci'],
   'evosci-rx/viewer': ['liveView'],
-  'evosci-rx/otel': ['SEMCONV_VERSION', 'traceRun'],
+  'evosci-rx/otel': ['SEMCONV_VERSION', 'traceHeaders', 'traceRun', 'traceServedRuns'],
   'evosci-rx/jetstream': [
     'AttemptSupersededError',
     'BrokerError',
