@@ -3,7 +3,7 @@ import type { RunOptions } from '../../src/process/run.js';
 import { fakeEvoSci, type FakeStep } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 
-export type Scenario = 'success' | 'crash' | 'error' | 'needs-input' | 'slow';
+export type Scenario = 'success' | 'crash' | 'error' | 'needs-input' | 'slow' | 'paced';
 export const SCENARIOS: readonly Scenario[] = ['success', 'crash', 'error', 'needs-input'];
 
 /** The fake CLI's steps for a scenario; `slow` paces a long run so that it can be interrupted. */
@@ -28,6 +28,9 @@ export function scenarioSteps(scenario: Scenario): FakeStep[] {
       return [{ transcript: fixturePath('needs-input-approval.jsonl') }, { resumeHint: 'thread-hitl' }];
     case 'slow':
       return [{ transcript: fixturePath('examples/transcripts/demo-run.jsonl'), delayMs: 25 }];
+    case 'paced':
+      // About 1.5 s: long enough to be cut by a fault, short enough for dozens in a test.
+      return [{ transcript: fixturePath('research-run.jsonl'), delayMs: 8 }];
   }
 }
 

@@ -1,0 +1,100 @@
+// A fleet under faults, on a nats-server of this test's own: three worker
+// processes, each behind a TCP proxy of its own; one worker's link stalls for
+// longer than the ack wait, one worker is killed, and the broker restarts,
+// while 30 runs go through. Every run must be readable, with the events of
+// exactly one attempt, and no worker may be lost to a blip.
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { lastValueFrom, toArray, type Subscription } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureStreams, fromJetStream, submitRun, watchRuns, type StatusRecord } from '../../src/jetstream/index.js';
+import { TcpProxy } from '../support/tcpProxy.js';
+import { eventually } from '../support/processes.js';
+import { fixtureEvents, ownBroker, uniquePrefix, type OwnBroker } from './support.js';
+import { startWorker, stopWorkers, type WorkerProcess } from './workers.js';
+
+const RUNS = 30;
+const ACK_WAIT_MS = 2000;
+/** Longer than the ack wait: the stalled worker's requests are handed to others meanwhile. */
+const STALL_MS = 3500;
+const research = fixtureEvents('research-run.jsonl');
+
+describe('a fleet under partitions, a killed worker and a broker restart', () => {
+  const prefix = uniquePrefix('chaos');
+  let broker: OwnBroker;
+  let nc: NatsConnection;
+  const proxies: TcpProxy[] = [];
+  const workers: WorkerProcess[] = [];
+  const records: StatusRecord[] = [];
+  let watching: Subscription | undefined;
+
+  beforeAll(async () => {
+    broker = await ownBroker();
+    await broker.start();
+    nc = await connect({ servers: broker.url, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+    await ensureStreams(nc, { prefix, storage: 'file' });
+    for (let i = 0; i < 3; i++) {
+      const proxy = await TcpProxy.start(broker.url);
+      proxies.push(proxy);
+      workers.push(startWorker(proxy.url, prefix, { concurrency: 2, ackWaitMs: ACK_WAIT_MS, maxAttempts: 10 }));
+    }
+    await Promise.all(workers.map((w) => w.ready));
+    watching = watchRuns(nc, { prefix, from: 'start' }).subscribe((record) => records.push(record));
+  });
+  afterAll(async () => {
+    watching?.unsubscribe();
+    await stopWorkers(workers);
+    for (const proxy of proxies) await proxy.close();
+    await nc?.close();
+    await broker?.dispose();
+  });
+
+  const finished = () => new Set(records.filter((r) => r.record === 'finished').map((r) => r.runId)).size;
+  const startedBy = (worker: WorkerProcess) => worker.activity.filter((a) => a['type'] === 'started').length;
+
+  it('reads every run back whole, each from exactly one attempt, and loses no worker to a blip', async () => {
+    const [stalled, killed, steady] = workers as [WorkerProcess, WorkerProcess, WorkerProcess];
+    const runIds: string[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      runIds.push(
+        await submitRun(nc, { prompt: `chaos ${i}`, metadata: { scenario: 'paced', tag: prefix } }, { prefix }),
+      );
+    }
+
+    // A partition longer than the ack wait, once the worker has runs in hand.
+    expect(await eventually(() => startedBy(stalled) > 0)).toBe(true);
+    proxies[0]!.stall();
+    await new Promise((resolve) => setTimeout(resolve, STALL_MS));
+    proxies[0]!.resume();
+    const sinceResume = stalled.activity.length;
+
+    // A host that dies with runs in hand.
+    expect(await eventually(() => killed.activity.some((a) => a['type'] === 'started'))).toBe(true);
+    killed.child.kill('SIGKILL');
+
+    // The broker restarts halfway: its file store keeps every stream.
+    expect(await eventually(() => finished() >= RUNS / 2, 60_000)).toBe(true);
+    await broker.stop();
+    await broker.start();
+
+    expect(await eventually(() => finished() === RUNS, 90_000)).toBe(true);
+    for (const runId of runIds) {
+      expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(research);
+    }
+    // Runs started twice (the stall, the kill) each end once: only their last attempt's end was stored.
+    for (const runId of runIds) {
+      const ends = records.filter((r) => r.runId === runId && r.record === 'finished');
+      const last = Math.max(
+        ...records
+          .filter((r) => r.runId === runId && r.record === 'started')
+          .map((r) => (r as { attempt: number }).attempt),
+      );
+      expect(ends.map((r) => (r as { attempt: number }).attempt)).toEqual([last]);
+    }
+    // The stalled worker came back and served again; the steady one never stopped.
+    expect(stalled.child.exitCode).toBeNull();
+    expect(steady.child.exitCode).toBeNull();
+    // What it held through the stall it ended or gave up to the attempt that superseded it.
+    const after = stalled.activity.slice(sinceResume).map((a) => a['type']);
+    expect(after.some((type) => type === 'finished' || type === 'superseded' || type === 'returned')).toBe(true);
+  }, 180_000);
+});
