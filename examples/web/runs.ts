@@ -1,9 +1,9 @@
 // The runs a dashboard server has started: one `run()` subscription each,
-// its JSONL kept for readers who come late, and the cancel that stops it.
+// its events kept for readers who come late, and the cancel that stops it.
 // A few at once, and only the latest finished ones are remembered.
 import { randomUUID } from 'node:crypto';
 import { ReplaySubject, type Subscription } from 'rxjs';
-import { run, toJsonl, type ExitInfo, type RunOptions } from 'evosci-rx';
+import { run, toJsonl, type EvoEvent, type ExitInfo, type RunOptions, type UnknownEvent } from 'evosci-rx';
 import { fakeEvoSci } from 'evosci-rx/testing';
 import { evosciCommand } from '../evosciCommand.js';
 import type { RunInfo, RunState, Scenario, StartRequest } from './api.js';
@@ -11,20 +11,20 @@ import { SCENARIO_PROMPTS, scenarioSteps } from './scenarios.js';
 
 /**
  * One run. The server is its only subscriber, so every reader and the cancel
- * act on the same process; readers get its lines from a replay of the whole
+ * act on the same process; readers get its events from a replay of the whole
  * run, held until the run is forgotten.
  */
 export class LiveRun {
   readonly startedAt = Date.now();
-  /** The run as JSONL lines, replayed from the first to each new reader; completes when the run ends. */
-  readonly lines = new ReplaySubject<string>();
+  /** The run's events, replayed from the first to each new reader; completes when the run ends. */
+  readonly events = new ReplaySubject<EvoEvent | UnknownEvent>();
   /** Resolves once the process has exited, or at once if it never started. */
   readonly exited: Promise<void>;
   private state: RunState = 'running';
   private pid: number | undefined;
   private exit: ExitInfo | undefined;
   private error: string | undefined;
-  private events = 0;
+  private count = 0;
   private size = 0;
   private gone = false;
   private readonly subscription: Subscription;
@@ -51,10 +51,10 @@ export class LiveRun {
       },
     }).subscribe({
       next: (event) => {
-        const line = toJsonl(event);
-        this.events++;
-        this.size += Buffer.byteLength(line);
-        this.lines.next(line);
+        this.count++;
+        // What the replay holds, measured as it is sent.
+        this.size += Buffer.byteLength(toJsonl(event));
+        this.events.next(event);
       },
       error: (err: unknown) => this.end('failed', err instanceof Error ? err.message : String(err)),
       complete: () => this.end('completed'),
@@ -66,7 +66,7 @@ export class LiveRun {
     return this.gone && this.state !== 'running';
   }
 
-  /** The bytes of JSONL held for late readers. */
+  /** The size, as JSONL, of the events held for late readers. */
   get bytes(): number {
     return this.size;
   }
@@ -82,7 +82,7 @@ export class LiveRun {
       exitCode: this.exit?.exitCode,
       signal: this.exit?.signal,
       error: this.error,
-      events: this.events,
+      events: this.count,
       startedAt: this.startedAt,
     };
   }
@@ -102,7 +102,7 @@ export class LiveRun {
     this.error = error;
     // A run that could not spawn has no exit to wait for.
     if (this.pid === undefined) this.markExited();
-    this.lines.complete();
+    this.events.complete();
     if (this.settled) this.onSettled();
   }
 }

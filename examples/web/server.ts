@@ -21,8 +21,10 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { toJsonlStream } from 'evosci-rx';
 import { isScenario, type StartRequest } from './api.js';
 import { bundleForBrowser } from './bundle.js';
 import { RequestGuard } from './guard.js';
@@ -70,9 +72,11 @@ function streamEvents(res: ServerResponse, live: LiveRun): void {
   res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' });
   // Headers now, so that the page's fetch resolves before the first event.
   res.flushHeaders();
-  const reading = live.lines.subscribe({ next: (line) => res.write(line), complete: () => res.end() });
-  // A reader that goes away stops reading; the run goes on for the others.
-  res.on('close', () => reading.unsubscribe());
+  // Each reader subscribes to the run's replay, so a late one gets it from the first event.
+  const body = Readable.fromWeb(toJsonlStream(live.events));
+  body.pipe(res);
+  // A reader that goes away cancels its stream; the run goes on for the others.
+  res.on('close', () => body.destroy());
 }
 
 /** The page and its bundle, built once at start: the same for every visitor. */
