@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { ReplaySubject, type Subscription } from 'rxjs';
 import { run, toJsonl, type EvoEvent, type ExitInfo, type RunOptions, type UnknownEvent } from 'evosci-rx';
-import { fakeEvoSci } from 'evosci-rx/testing';
+import { fakeEvoSci, type FakeStep } from 'evosci-rx/testing';
 import { evosciCommand } from '../evosciCommand.js';
 import type { RunInfo, RunState, Scenario, StartRequest } from './api.js';
 import { SCENARIO_PROMPTS, scenarioSteps } from './scenarios.js';
@@ -35,7 +35,7 @@ export class LiveRun {
     readonly id: string,
     readonly prompt: string,
     readonly scenario: Scenario | undefined,
-    options: RunOptions,
+    private readonly options: RunOptions,
     private readonly onSettled: () => void,
   ) {
     this.exited = new Promise<void>((resolve) => (this.markExited = resolve)).then(() => {
@@ -81,6 +81,8 @@ export class LiveRun {
       exited: this.exit !== undefined || this.pid === undefined,
       exitCode: this.exit?.exitCode,
       signal: this.exit?.signal,
+      threadId: this.exit?.threadId,
+      resumed: this.options.resume,
       error: this.error,
       events: this.count,
       startedAt: this.startedAt,
@@ -118,12 +120,21 @@ export interface RunsOptions {
   readonly keepFinished?: number | undefined;
   /** JSONL held for all runs together, in bytes, beyond which the oldest finished runs are forgotten. Default 64 MiB. */
   readonly keepBytes?: number | undefined;
+  /** The fake CLI's script for a scenario. Default: the recorded replays of scenarios.ts. */
+  readonly scenarioSteps?: ((scenario: Scenario, speed: number) => FakeStep[]) | undefined;
 }
 
 /** A start refused because `maxRuns` runs are going. */
 export class TooManyRunsError extends Error {
   constructor(readonly maxRuns: number) {
     super(`${maxRuns} runs are going, the most this dashboard runs at once: wait for one to end, or cancel one`);
+  }
+}
+
+/** A reply to a thread no run of this dashboard reported. */
+export class UnknownThreadError extends Error {
+  constructor(readonly thread: string) {
+    super(`no run of this dashboard reported the thread ${JSON.stringify(thread)}: a reply resumes one of those`);
   }
 }
 
@@ -156,23 +167,32 @@ export class Runs {
     if (alive >= this.maxRuns) throw new TooManyRunsError(this.maxRuns);
     const id = randomUUID().slice(0, 8);
     const speed = request.speed ?? 1;
-    const prompt = request.prompt?.trim() || SCENARIO_PROMPTS[request.scenario ?? 'demo'];
-    const cli = request.scenario
-      ? fakeEvoSci(scenarioSteps(request.scenario, speed))
-      : evosciCommand(scenarioSteps('demo', speed));
+    const steps = this.options.scenarioSteps ?? scenarioSteps;
+    // A reply runs the same CLI as the run whose thread it resumes.
+    const asked = request.resume === undefined ? request.scenario : this.thread(request.resume).scenario;
+    const prompt = request.prompt?.trim() || SCENARIO_PROMPTS[asked ?? 'demo'];
+    const cli = asked ? fakeEvoSci(steps(asked, speed)) : evosciCommand(steps('demo', speed));
     // Without EvoSci the prompt run is the demo replay: say so.
-    const scenario = request.scenario ?? ('fake' in cli && cli.fake ? 'demo' : undefined);
+    const scenario = asked ?? ('fake' in cli && cli.fake ? 'demo' : undefined);
     const options: RunOptions = {
       prompt,
+      ...(request.resume !== undefined && { resume: request.resume }),
       workdir: this.options.workdir,
       command: cli.command,
       env: cli.env,
-      autoMode: request.scenario !== 'needs-input',
+      autoMode: asked !== 'needs-input',
       onStderr: (line) => this.options.onStderr?.(id, line),
     };
     const live = new LiveRun(id, prompt, scenario, options, () => this.forgetOld());
     this.runs.set(id, live);
     return live;
+  }
+
+  /** The run that reported `thread`, which a reply follows. */
+  private thread(thread: string): LiveRun {
+    const origin = [...this.runs.values()].find((r) => r.info().threadId === thread);
+    if (!origin) throw new UnknownThreadError(thread);
+    return origin;
   }
 
   get(id: string): LiveRun | undefined {

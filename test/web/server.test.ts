@@ -40,6 +40,11 @@ describe('the dashboard server', () => {
     expect((await call('GET', 'runs/nope')).status).toBe(404);
     expect((await call('DELETE', 'runs/nope')).status).toBe(404);
     expect((await call('PUT', 'runs')).status).toBe(405);
+    // A reply resumes only a thread a run reported, by an id that cannot be an option, and says something.
+    expect((await call('POST', 'runs', { resume: 'nope1234', prompt: 'go on' })).status).toBe(404);
+    expect((await call('POST', 'runs', { resume: '--dangerous', prompt: 'go on' })).status).toBe(400);
+    expect((await call('POST', 'runs', { resume: 12, prompt: 'go on' })).status).toBe(400);
+    expect((await call('POST', 'runs', { resume: 'nope1234' })).status).toBe(400);
   });
 
   it('streams a run as JSONL, and replays it from the start to a reader who comes after its end', async () => {
