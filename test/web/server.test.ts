@@ -61,6 +61,19 @@ describe('the dashboard server', () => {
     expect(await lastValueFrom(fromJsonl(late).pipe(toArray()))).toEqual(recorded);
   });
 
+  it('cancels the stream of a reader that goes away; the run goes on for the others', async () => {
+    const run = (await call('POST', 'runs', { scenario: 'slow', speed: 10 })).body as RunInfo;
+    const live = server.runs.get(run.id)!;
+    const reader = new AbortController();
+    const events = await fetch(`${server.url}runs/${run.id}/events`, { signal: reader.signal });
+    await events.body!.getReader().read();
+    expect(live.events.observed).toBe(true);
+    reader.abort();
+    expect(await eventually(() => !live.events.observed, 5000)).toBe(true);
+    expect(live.info().state).toBe('running');
+    await call('DELETE', `runs/${run.id}`);
+  });
+
   it('cancels a run: DELETE answers once its process is gone', async () => {
     const run = (await call('POST', 'runs', { scenario: 'slow', speed: 10 })).body as RunInfo;
     expect(run.pid).toBeTypeOf('number');
