@@ -20,7 +20,16 @@ export interface StartRequest {
   readonly prompt?: string;
   /** Replay speed of a fake run; 2 plays twice as fast. */
   readonly speed?: number;
+  /**
+   * A thread id a run of this dashboard reported (`RunInfo.threadId`): the
+   * prompt goes to that thread as a new message (`--resume`), the way
+   * `converse()` takes its next turn, with the same CLI as the run it follows.
+   */
+  readonly resume?: string;
 }
+
+/** What a thread id looks like: EvoSci's 8-character prefix of a uuid, a fake's name; never an option. */
+export const THREAD_ID = /^[A-Za-z0-9][\w-]{0,63}$/;
 
 /** Where a run is, on the server. */
 export type RunState = 'running' | 'completed' | 'failed' | 'cancelled';
@@ -40,6 +49,10 @@ export interface RunInfo {
   readonly signal: string | undefined;
   /** The run's error (`ExitError`, `SpawnError`, …), which its JSONL does not carry. */
   readonly error: string | undefined;
+  /** The thread id from the resume hint the run printed as it exited: what a reply resumes. */
+  readonly threadId: string | undefined;
+  /** The thread this run resumed, for a reply. */
+  readonly resumed: string | undefined;
   /** Events so far. */
   readonly events: number;
   readonly startedAt: number;

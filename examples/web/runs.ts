@@ -1,30 +1,30 @@
 // The runs a dashboard server has started: one `run()` subscription each,
-// its JSONL kept for readers who come late, and the cancel that stops it.
+// its events kept for readers who come late, and the cancel that stops it.
 // A few at once, and only the latest finished ones are remembered.
 import { randomUUID } from 'node:crypto';
 import { ReplaySubject, type Subscription } from 'rxjs';
-import { run, toJsonl, type ExitInfo, type RunOptions } from 'evosci-rx';
-import { fakeEvoSci } from 'evosci-rx/testing';
+import { run, toJsonl, type EvoEvent, type ExitInfo, type RunOptions, type UnknownEvent } from 'evosci-rx';
+import { fakeEvoSci, type FakeStep } from 'evosci-rx/testing';
 import { evosciCommand } from '../evosciCommand.js';
 import type { RunInfo, RunState, Scenario, StartRequest } from './api.js';
 import { SCENARIO_PROMPTS, scenarioSteps } from './scenarios.js';
 
 /**
  * One run. The server is its only subscriber, so every reader and the cancel
- * act on the same process; readers get its lines from a replay of the whole
+ * act on the same process; readers get its events from a replay of the whole
  * run, held until the run is forgotten.
  */
 export class LiveRun {
   readonly startedAt = Date.now();
-  /** The run as JSONL lines, replayed from the first to each new reader; completes when the run ends. */
-  readonly lines = new ReplaySubject<string>();
+  /** The run's events, replayed from the first to each new reader; completes when the run ends. */
+  readonly events = new ReplaySubject<EvoEvent | UnknownEvent>();
   /** Resolves once the process has exited, or at once if it never started. */
   readonly exited: Promise<void>;
   private state: RunState = 'running';
   private pid: number | undefined;
   private exit: ExitInfo | undefined;
   private error: string | undefined;
-  private events = 0;
+  private count = 0;
   private size = 0;
   private gone = false;
   private readonly subscription: Subscription;
@@ -35,7 +35,7 @@ export class LiveRun {
     readonly id: string,
     readonly prompt: string,
     readonly scenario: Scenario | undefined,
-    options: RunOptions,
+    private readonly options: RunOptions,
     private readonly onSettled: () => void,
   ) {
     this.exited = new Promise<void>((resolve) => (this.markExited = resolve)).then(() => {
@@ -51,10 +51,10 @@ export class LiveRun {
       },
     }).subscribe({
       next: (event) => {
-        const line = toJsonl(event);
-        this.events++;
-        this.size += Buffer.byteLength(line);
-        this.lines.next(line);
+        this.count++;
+        // What the replay holds, measured as it is sent.
+        this.size += Buffer.byteLength(toJsonl(event));
+        this.events.next(event);
       },
       error: (err: unknown) => this.end('failed', err instanceof Error ? err.message : String(err)),
       complete: () => this.end('completed'),
@@ -66,7 +66,7 @@ export class LiveRun {
     return this.gone && this.state !== 'running';
   }
 
-  /** The bytes of JSONL held for late readers. */
+  /** The size, as JSONL, of the events held for late readers. */
   get bytes(): number {
     return this.size;
   }
@@ -81,8 +81,10 @@ export class LiveRun {
       exited: this.exit !== undefined || this.pid === undefined,
       exitCode: this.exit?.exitCode,
       signal: this.exit?.signal,
+      threadId: this.exit?.threadId,
+      resumed: this.options.resume,
       error: this.error,
-      events: this.events,
+      events: this.count,
       startedAt: this.startedAt,
     };
   }
@@ -102,7 +104,7 @@ export class LiveRun {
     this.error = error;
     // A run that could not spawn has no exit to wait for.
     if (this.pid === undefined) this.markExited();
-    this.lines.complete();
+    this.events.complete();
     if (this.settled) this.onSettled();
   }
 }
@@ -118,12 +120,21 @@ export interface RunsOptions {
   readonly keepFinished?: number | undefined;
   /** JSONL held for all runs together, in bytes, beyond which the oldest finished runs are forgotten. Default 64 MiB. */
   readonly keepBytes?: number | undefined;
+  /** The fake CLI's script for a scenario. Default: the recorded replays of scenarios.ts. */
+  readonly scenarioSteps?: ((scenario: Scenario, speed: number) => FakeStep[]) | undefined;
 }
 
 /** A start refused because `maxRuns` runs are going. */
 export class TooManyRunsError extends Error {
   constructor(readonly maxRuns: number) {
     super(`${maxRuns} runs are going, the most this dashboard runs at once: wait for one to end, or cancel one`);
+  }
+}
+
+/** A reply to a thread no run of this dashboard reported. */
+export class UnknownThreadError extends Error {
+  constructor(readonly thread: string) {
+    super(`no run of this dashboard reported the thread ${JSON.stringify(thread)}: a reply resumes one of those`);
   }
 }
 
@@ -156,23 +167,32 @@ export class Runs {
     if (alive >= this.maxRuns) throw new TooManyRunsError(this.maxRuns);
     const id = randomUUID().slice(0, 8);
     const speed = request.speed ?? 1;
-    const prompt = request.prompt?.trim() || SCENARIO_PROMPTS[request.scenario ?? 'demo'];
-    const cli = request.scenario
-      ? fakeEvoSci(scenarioSteps(request.scenario, speed))
-      : evosciCommand(scenarioSteps('demo', speed));
+    const steps = this.options.scenarioSteps ?? scenarioSteps;
+    // A reply runs the same CLI as the run whose thread it resumes.
+    const asked = request.resume === undefined ? request.scenario : this.thread(request.resume).scenario;
+    const prompt = request.prompt?.trim() || SCENARIO_PROMPTS[asked ?? 'demo'];
+    const cli = asked ? fakeEvoSci(steps(asked, speed)) : evosciCommand(steps('demo', speed));
     // Without EvoSci the prompt run is the demo replay: say so.
-    const scenario = request.scenario ?? ('fake' in cli && cli.fake ? 'demo' : undefined);
+    const scenario = asked ?? ('fake' in cli && cli.fake ? 'demo' : undefined);
     const options: RunOptions = {
       prompt,
+      ...(request.resume !== undefined && { resume: request.resume }),
       workdir: this.options.workdir,
       command: cli.command,
       env: cli.env,
-      autoMode: request.scenario !== 'needs-input',
+      autoMode: asked !== 'needs-input',
       onStderr: (line) => this.options.onStderr?.(id, line),
     };
     const live = new LiveRun(id, prompt, scenario, options, () => this.forgetOld());
     this.runs.set(id, live);
     return live;
+  }
+
+  /** The run that reported `thread`, which a reply follows. */
+  private thread(thread: string): LiveRun {
+    const origin = [...this.runs.values()].find((r) => r.info().threadId === thread);
+    if (!origin) throw new UnknownThreadError(thread);
+    return origin;
   }
 
   get(id: string): LiveRun | undefined {

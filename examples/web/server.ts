@@ -11,6 +11,7 @@
 // request carries the token printed with the URL.
 //
 //   POST   /runs             {"scenario": "demo" | "needs-input" | "slow", "speed"?: n} or {"prompt": "…"} → RunInfo
+//                             {"resume": threadId, "prompt": "…"}: a reply, a new message in a thread a run reported
 //   GET    /runs             every run's RunInfo
 //   GET    /runs/:id         RunInfo (state, pid, exit, error)
 //   GET    /runs/:id/events  the run's JSONL from its first event, as it comes (application/x-ndjson)
@@ -21,13 +22,15 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { isScenario, type StartRequest } from './api.js';
+import { toJsonlStream } from 'evosci-rx';
+import { isScenario, THREAD_ID, type StartRequest } from './api.js';
 import { bundleForBrowser } from './bundle.js';
 import { RequestGuard } from './guard.js';
 import { HttpError, readJsonObject, send, sendJson } from './http.js';
-import { Runs, TooManyRunsError, type LiveRun, type RunsOptions } from './runs.js';
+import { Runs, TooManyRunsError, UnknownThreadError, type LiveRun, type RunsOptions } from './runs.js';
 
 const pageFile = (name: string) => fileURLToPath(new URL(`./page/${name}`, import.meta.url));
 /** A prompt fits in one argv element (131,072 bytes); anything bigger is not a start request. */
@@ -57,22 +60,28 @@ export interface DashboardServer {
 }
 
 async function readStartRequest(req: IncomingMessage): Promise<StartRequest> {
-  const { scenario, prompt, speed } = await readJsonObject(req, MAX_BODY);
+  const { scenario, prompt, speed, resume } = await readJsonObject(req, MAX_BODY);
   if (scenario !== undefined && !isScenario(scenario))
     throw new HttpError(400, `unknown scenario ${JSON.stringify(scenario)}`);
   if (prompt !== undefined && typeof prompt !== 'string') throw new HttpError(400, 'prompt must be a string');
   if (speed !== undefined && !(typeof speed === 'number' && speed > 0 && speed <= 100))
     throw new HttpError(400, 'speed must be a number in (0, 100]');
-  return { scenario, prompt, speed };
+  if (resume !== undefined && !(typeof resume === 'string' && THREAD_ID.test(resume)))
+    throw new HttpError(400, 'resume must be a thread id that a run of this dashboard reported');
+  if (resume !== undefined && (scenario !== undefined || !prompt?.trim()))
+    throw new HttpError(400, 'a reply (resume) takes a prompt, and the CLI of the run it follows');
+  return { scenario, prompt, speed, resume };
 }
 
 function streamEvents(res: ServerResponse, live: LiveRun): void {
   res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' });
   // Headers now, so that the page's fetch resolves before the first event.
   res.flushHeaders();
-  const reading = live.lines.subscribe({ next: (line) => res.write(line), complete: () => res.end() });
-  // A reader that goes away stops reading; the run goes on for the others.
-  res.on('close', () => reading.unsubscribe());
+  // Each reader subscribes to the run's replay, so a late one gets it from the first event.
+  const body = Readable.fromWeb(toJsonlStream(live.events));
+  body.pipe(res);
+  // A reader that goes away cancels its stream; the run goes on for the others.
+  res.on('close', () => body.destroy());
 }
 
 /** The page and its bundle, built once at start: the same for every visitor. */
@@ -95,6 +104,7 @@ async function routeRuns(runs: Runs, req: IncomingMessage, res: ServerResponse, 
       return sendJson(res, 201, runs.start(request).info());
     } catch (err) {
       if (err instanceof TooManyRunsError) throw new HttpError(429, err.message);
+      if (err instanceof UnknownThreadError) throw new HttpError(404, err.message);
       throw err;
     }
   }

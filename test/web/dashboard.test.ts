@@ -1,7 +1,9 @@
 // The web dashboard of examples/web in a real Chromium: what a person sees
 // while a run streams and at its end, checked against summarize() of the
 // same transcript in Node, and the Cancel button stopping the run's process.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom } from 'rxjs';
 import type { Locator, Page } from 'playwright-core';
@@ -10,6 +12,7 @@ import { fromJsonl } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
 import type { RunInfo } from '../../examples/web/api.js';
 import { startDashboardServer, type DashboardServer } from '../../examples/web/server.js';
+import { scenarioSteps } from '../../examples/web/scenarios.js';
 import { transcript } from '../../examples/evosciCommand.js';
 import { CHROMIUM, hasChromium, launchChromium, type Chromium } from '../support/chromium.js';
 import { startRun, waitForState } from './page.js';
@@ -52,8 +55,8 @@ async function expectFinishedCard(card: Locator, expected: RunSummary): Promise<
     expect(await figure(card, `summary-tools-${status}`), `${status} in the summary`).toBe(byStatus[status]);
   }
   expect(await card.locator('[data-testid="tool-row"][data-status="running"]').count()).toBe(0);
-  for (const duration of await card.getByTestId('tool-duration').allTextContents())
-    expect(duration).toMatch(/^\d+\.\d s$/);
+  // The stream carries no times: no call shows a made-up duration.
+  expect(await card.getByTestId('tool-row').allTextContents()).not.toContainEqual(expect.stringMatching(/\d s$/));
 
   // The sub-agent tree: one node per delegation, with its name and event count.
   const subagents = card.getByTestId('subagent');
@@ -65,6 +68,11 @@ async function expectFinishedCard(card: Locator, expected: RunSummary): Promise<
     expected.delegations.map((d) => `${d.events} events`),
   );
   expect(await figure(card, 'summary-delegations')).toBe(expected.delegations.length);
+  // Ids short, the whole one in the tooltip.
+  for (const id of await subagents.getByTestId('subagent-id').all()) {
+    expect(await id.textContent()).toMatch(/^…?[\w-]{1,8}$/);
+    expect(await id.getAttribute('title')).toMatch(/^task:toolu_/);
+  }
 
   expect(await figure(card, 'tokens-input')).toBe(expected.usage.inputTokens);
   expect(await figure(card, 'tokens-output')).toBe(expected.usage.outputTokens);
@@ -83,6 +91,9 @@ async function expectFinishedCard(card: Locator, expected: RunSummary): Promise<
 async function expectQuestionsCard(card: Locator, expected: RunSummary): Promise<void> {
   await card.getByTestId('outcome').waitFor();
   expect(await card.getByTestId('outcome').textContent()).toBe('needs-input');
+  // The badge follows the outcome: not a green "completed".
+  expect(await card.getByTestId('run-state').textContent()).toBe('needs-input');
+  expect(await card.getByTestId('subagents').getAttribute('data-empty')).toBe('no sub-agents');
   const questions = expected.questions.flatMap((e) => e.questions).map((q) => (q as { question: string }).question);
   expect(questions.length).toBeGreaterThan(0);
   expect(await card.getByTestId('question-text').allTextContents()).toEqual(questions);
@@ -95,13 +106,22 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
   let browser: Chromium;
   let page: Page;
   const pageErrors: string[] = [];
+  // Every start of the fake CLI, as one JSON line with its argv.
+  const starts = join(mkdtempSync(join(tmpdir(), 'evosci-rx-dashboard-')), 'starts.jsonl');
+  const argvs = () =>
+    readFileSync(starts, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { argv: string[] }).argv);
 
   const info = async (id: string): Promise<RunInfo> =>
     (await fetch(`${server.url}runs/${id}`)).json() as Promise<RunInfo>;
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
-    server = await startDashboardServer();
+    server = await startDashboardServer({
+      scenarioSteps: (scenario, speed) => [{ record: starts, append: true }, ...scenarioSteps(scenario, speed)],
+    });
     browser = await launchChromium();
     page = await browser.context.newPage();
     page.on('pageerror', (err) => pageErrors.push(String(err)));
@@ -115,6 +135,13 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
     // No run's process outlives the server.
     expect(pids.filter(isAlive)).toEqual([]);
   }, 60_000);
+
+  it('says what to do on a first load with no runs', async () => {
+    const empty = page.getByTestId('empty');
+    expect(await empty.isVisible()).toBe(true);
+    expect(await empty.textContent()).toContain('Start run');
+    expect(await page.getByTestId('run').count()).toBe(0);
+  });
 
   it('shows tool calls while the run streams, and at its end the numbers of summarize() in Node', async () => {
     const expected = await expectedSummary('demo-run.jsonl');
@@ -140,14 +167,39 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
   it('shows the questions of a run that needs input', async () => {
     const expected = await expectedSummary('interrupt-run.jsonl');
     const { card } = await startRun(page, 'needs-input', 4);
-    await waitForState(card, 'completed');
+    await waitForState(card, 'needs-input');
     await expectQuestionsCard(card, expected);
+  }, 60_000);
+
+  it('sends a reply from the page as the next turn of the thread: a run with --resume', async () => {
+    const { card, run } = await startRun(page, 'needs-input', 4);
+    await waitForState(card, 'needs-input');
+    // The box shows once the process has exited and printed its thread.
+    const box = card.getByTestId('reply');
+    await box.waitFor({ timeout: 30_000 });
+    expect(await box.getByTestId('reply-note').textContent()).toContain('not as the answer');
+    const answer = 'Use ImageNet-1k, with at most 4 GPU hours';
+    await box.getByTestId('reply-text').fill(answer);
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/runs'),
+      box.getByTestId('reply-send').click(),
+    ]);
+    expect(response.status()).toBe(201);
+    const next = (await response.json()) as RunInfo;
+    expect(next).toMatchObject({ resumed: 'demo-5b21e0', prompt: answer, scenario: 'needs-input' });
+    expect((await info(run.id)).threadId).toBe('demo-5b21e0');
+
+    const nextCard = page.locator(`[data-testid="run"][data-run-id="${next.id}"]`);
+    await waitForState(nextCard, 'completed');
+    expect(await nextCard.getByTestId('run-state').textContent()).toBe('completed');
+    expect(argvs()).toContainEqual(expect.arrayContaining(['--resume=demo-5b21e0', `--prompt=${answer}`]));
+    expect(pageErrors).toEqual([]);
   }, 60_000);
 
   it('shows the calls of two sub-agents stopped for approval, and their sub-agents, as awaiting input', async () => {
     const expected = await expectedSummary('parallel-approvals.jsonl');
     const { card } = await startRun(page, 'sub-agent-approvals', 4);
-    await waitForState(card, 'completed');
+    await waitForState(card, 'needs-input');
     await card.getByTestId('outcome').waitFor();
     expect(await card.getByTestId('outcome').textContent()).toBe('needs-input');
     const subagents = card.getByTestId('subagent');

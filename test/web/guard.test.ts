@@ -59,6 +59,10 @@ describe('the dashboard on loopback', () => {
     const form = await send(runs, 'POST', { 'content-type': 'application/x-www-form-urlencoded' }, 'prompt=x');
     expect(form.status).toBe(415);
     expect((await send(runs, 'POST', { ...JSON_TYPE, origin: 'null' }, SLOW)).status).toBe(403);
+    // A reply is a start like any other.
+    const reply = JSON.stringify({ resume: 'demo-5b21e0', prompt: 'go on' });
+    expect((await send(runs, 'POST', { ...JSON_TYPE, origin: 'http://evil.example' }, reply)).status).toBe(403);
+    expect((await send(runs, 'POST', { 'content-type': 'text/plain' }, reply)).status).toBe(415);
     expect(server.runs.list()).toEqual([]);
   });
 

@@ -40,6 +40,11 @@ describe('the dashboard server', () => {
     expect((await call('GET', 'runs/nope')).status).toBe(404);
     expect((await call('DELETE', 'runs/nope')).status).toBe(404);
     expect((await call('PUT', 'runs')).status).toBe(405);
+    // A reply resumes only a thread a run reported, by an id that cannot be an option, and says something.
+    expect((await call('POST', 'runs', { resume: 'nope1234', prompt: 'go on' })).status).toBe(404);
+    expect((await call('POST', 'runs', { resume: '--dangerous', prompt: 'go on' })).status).toBe(400);
+    expect((await call('POST', 'runs', { resume: 12, prompt: 'go on' })).status).toBe(400);
+    expect((await call('POST', 'runs', { resume: 'nope1234' })).status).toBe(400);
   });
 
   it('streams a run as JSONL, and replays it from the start to a reader who comes after its end', async () => {
@@ -54,6 +59,19 @@ describe('the dashboard server', () => {
     expect(((await call('GET', `runs/${run.id}`)).body as RunInfo).state).toBe('completed');
     const late = await (await fetch(`${server.url}runs/${run.id}/events`)).text();
     expect(await lastValueFrom(fromJsonl(late).pipe(toArray()))).toEqual(recorded);
+  });
+
+  it('cancels the stream of a reader that goes away; the run goes on for the others', async () => {
+    const run = (await call('POST', 'runs', { scenario: 'slow', speed: 10 })).body as RunInfo;
+    const live = server.runs.get(run.id)!;
+    const reader = new AbortController();
+    const events = await fetch(`${server.url}runs/${run.id}/events`, { signal: reader.signal });
+    await events.body!.getReader().read();
+    expect(live.events.observed).toBe(true);
+    reader.abort();
+    expect(await eventually(() => !live.events.observed, 5000)).toBe(true);
+    expect(live.info().state).toBe('running');
+    await call('DELETE', `runs/${run.id}`);
   });
 
   it('cancels a run: DELETE answers once its process is gone', async () => {

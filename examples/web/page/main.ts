@@ -6,11 +6,12 @@ import { defer, switchMap } from 'rxjs';
 import { fromJsonl } from 'evosci-rx/events';
 import { viewActions } from 'evosci-rx/operators';
 import { isScenario, SCENARIOS, type RunInfo, type StartRequest } from '../api.js';
-import { RunCard, tickDurations } from './render.js';
+import { RunCard } from './render.js';
 
 const runs = document.querySelector<HTMLElement>('[data-testid="runs"]')!;
 const form = document.querySelector<HTMLFormElement>('[data-testid="start-form"]')!;
 const scenario = form.querySelector<HTMLSelectElement>('[data-testid="scenario"]')!;
+const empty = document.querySelector<HTMLElement>('[data-testid="empty"]')!;
 
 async function api<T>(path: string, init?: RequestInit): Promise<T> {
   const response = await fetch(path, init);
@@ -27,15 +28,37 @@ async function cancel(card: RunCard): Promise<void> {
   }
 }
 
+/** Starts the thread's next run with `text` as its prompt, as `converse()` takes a turn; whether it started. */
+async function reply(thread: string, text: string): Promise<boolean> {
+  try {
+    show(await api<RunInfo>('/runs', { method: 'POST', ...json({ resume: thread, prompt: text }) }));
+    return true;
+  } catch (err) {
+    alert(`Could not send the reply: ${(err as Error).message}`);
+    return false;
+  }
+}
+
+function json(body: StartRequest): RequestInit {
+  return { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+/** The server's view of the run, asked again until its process has exited: only then is its thread id known. */
+function refresh(card: RunCard, id: string): void {
+  api<RunInfo>(`/runs/${id}`).then(
+    (latest) => {
+      card.setInfo(latest);
+      if (!latest.exited) setTimeout(() => refresh(card, id), 250);
+    },
+    (err: unknown) => card.note(String(err)),
+  );
+}
+
 /** A card for the run, fed by its event stream (from the run's first event, however late the page comes). */
 function show(info: RunInfo): void {
-  const card = new RunCard(info, (c) => void cancel(c));
+  const card = new RunCard(info, (c) => void cancel(c), reply);
   runs.prepend(card.element);
-  const refresh = () =>
-    api<RunInfo>(`/runs/${info.id}`).then(
-      (latest) => card.setInfo(latest),
-      (err: unknown) => card.note(String(err)),
-    );
+  empty.hidden = true;
   defer(() => fetch(`/runs/${info.id}/events`))
     .pipe(
       switchMap((response) => {
@@ -49,10 +72,10 @@ function show(info: RunInfo): void {
       next: (action) => card.apply(action),
       error: (err: unknown) => {
         card.note(`stream: ${err instanceof Error ? err.message : String(err)}`);
-        void refresh();
+        refresh(card, info.id);
       },
       // The stream ends with the run: ask the server how it ended.
-      complete: () => void refresh(),
+      complete: () => refresh(card, info.id),
     });
 }
 
@@ -73,11 +96,9 @@ form.addEventListener('submit', (event) => {
     ...(prompt !== '' && { prompt }),
     ...(speed > 0 && { speed }),
   };
-  api<RunInfo>('/runs', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(request),
-  }).then(show, (err: unknown) => alert(`Could not start the run: ${(err as Error).message}`));
+  api<RunInfo>('/runs', { method: 'POST', ...json(request) }).then(show, (err: unknown) =>
+    alert(`Could not start the run: ${(err as Error).message}`),
+  );
 });
 
 // Runs started before the page was opened, oldest first so that the newest ends on top.
@@ -85,4 +106,3 @@ api<RunInfo[]>('/runs').then(
   (list) => list.forEach(show),
   () => undefined,
 );
-setInterval(() => tickDurations(runs), 200);

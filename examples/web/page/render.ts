@@ -5,6 +5,7 @@ import {
   countToolCalls,
   jsonPreview,
   type PanelDispatchSummary,
+  type RunOutcome,
   type RunSummary,
   type SubagentRun,
   type ToolInvocation,
@@ -12,6 +13,7 @@ import {
   type ViewAction,
 } from 'evosci-rx/operators';
 import type { RunInfo } from '../api.js';
+import { ReplyBox } from './reply.js';
 
 const number = new Intl.NumberFormat('en-US');
 const ICONS: Record<ToolInvocation['status'], string> = {
@@ -36,16 +38,13 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** Running calls show their time so far; `tickDurations` moves it on. */
-function duration(invocation: ToolInvocation, now: number): string {
-  return seconds((invocation.endedAt ?? now) - invocation.startedAt);
-}
-
-/** Moves on the duration of every running call under `root`. */
-export function tickDurations(root: ParentNode, now = Date.now()): void {
-  for (const cell of root.querySelectorAll<HTMLElement>('tr[data-status="running"] [data-testid="tool-duration"]')) {
-    cell.textContent = seconds(now - Number(cell.dataset['startedAt']));
-  }
+/**
+ * An id as people read it: the last 8 characters of `task:toolu_01…`, which
+ * tell calls apart (the prefix is the same for all); the whole id is in the tooltip.
+ */
+export function shortId(id: string): string {
+  const tail = id.slice(id.lastIndexOf(':') + 1).replace(/^toolu_/, '');
+  return tail.length <= 8 ? tail : `…${tail.slice(-8)}`;
 }
 
 class ToolTable {
@@ -57,6 +56,11 @@ class ToolTable {
     this.element = h('table', { class: 'tools', 'data-empty': empty }, this.body);
   }
 
+  /** What an empty table says once the run has ended. */
+  ended(): void {
+    this.element.dataset['empty'] = 'no tool calls';
+  }
+
   set(invocation: ToolInvocation): void {
     const row = h(
       'tr',
@@ -65,11 +69,6 @@ class ToolTable {
       h('td', { class: 'name', 'data-testid': 'tool-name' }, invocation.name),
       h('td', { class: 'brief', title: briefArgs(invocation.args, 200) }, briefArgs(invocation.args, 90)),
       h('td', { class: 'status', 'data-testid': 'tool-status' }, invocation.status),
-      h(
-        'td',
-        { class: 'duration', 'data-testid': 'tool-duration', 'data-started-at': String(invocation.startedAt) },
-        duration(invocation, Date.now()),
-      ),
     );
     const old = this.rows.get(invocation.key);
     if (old) old.replaceWith(row);
@@ -89,7 +88,13 @@ class SubagentNode {
     this.element = h(
       'li',
       { 'data-testid': 'subagent', 'data-key': delegation.key, 'data-state': 'running' },
-      h('div', { class: 'head' }, this.name, h('span', { class: 'id' }, delegation.key), this.events),
+      h(
+        'div',
+        { class: 'head' },
+        this.name,
+        h('span', { class: 'id', 'data-testid': 'subagent-id', title: delegation.key }, shortId(delegation.key)),
+        this.events,
+      ),
       this.description,
       this.tools.element,
     );
@@ -200,6 +205,12 @@ export function renderSummary(summary: RunSummary): HTMLElement {
 const RESUME_NOTE =
   'A run that resumes this thread sends its prompt as a new message; the paused call itself gets no answer.';
 
+/** Which run this is: its id, its CLI, and the thread it replies in. */
+function meta(info: RunInfo): string {
+  const cli = info.scenario ? `fake CLI: ${info.scenario}` : 'EvoSci';
+  return `${info.id} · ${cli}${info.resumed === undefined ? '' : ` · reply in thread ${info.resumed}`}`;
+}
+
 /** A run on the dashboard: its state, tool calls, sub-agent tree, text, usage and, at the end, its summary. */
 export class RunCard {
   readonly element: HTMLElement;
@@ -221,10 +232,20 @@ export class RunCard {
   };
   private readonly summary = h('section', { class: 'summary', 'data-testid': 'summary', hidden: '' });
   private readonly notes = h('ul', { class: 'errors', 'data-testid': 'notes' });
+  private readonly reply: ReplyBox;
   private runError: string | undefined;
   private exited = false;
+  private latest: RunInfo;
+  private outcome: RunOutcome | undefined;
 
-  constructor(info: RunInfo, onCancel: (card: RunCard) => void) {
+  /** `onReply` sends a reply in the run's thread and says whether the next run started. */
+  constructor(
+    info: RunInfo,
+    onCancel: (card: RunCard) => void,
+    onReply: (thread: string, text: string) => Promise<boolean>,
+  ) {
+    this.latest = info;
+    this.reply = new ReplyBox(onReply);
     this.cancelButton.addEventListener('click', () => {
       this.cancelButton.disabled = true;
       onCancel(this);
@@ -237,7 +258,7 @@ export class RunCard {
         'header',
         {},
         h('h2', {}, info.prompt),
-        h('span', { class: 'meta' }, `${info.id} · ${info.scenario ? `fake CLI: ${info.scenario}` : 'EvoSci'}`),
+        h('span', { class: 'meta' }, meta(info)),
         this.pid,
         this.state,
         this.cancelButton,
@@ -261,6 +282,7 @@ export class RunCard {
             ),
           ),
           this.summary,
+          this.reply.element,
           this.notes,
         ),
       ),
@@ -306,20 +328,27 @@ export class RunCard {
       case 'summary':
         this.summary.replaceChildren(h('h3', {}, 'Outcome'), renderSummary(action.summary));
         this.summary.hidden = false;
-        return;
+        this.outcome = action.summary.outcome;
+        this.tools.ended();
+        this.tree.dataset['empty'] = 'no sub-agents';
+        return this.setInfo(this.latest);
     }
   }
 
   /** The server's view of the run: its process and how it ended. */
   setInfo(info: RunInfo): void {
-    this.state.textContent = info.state;
-    this.state.className = `state ${info.state}`;
+    this.latest = info;
+    // A run that ended by itself wears its outcome: one that stopped to ask is not "completed".
+    const badge = info.state === 'completed' && this.outcome !== undefined ? this.outcome : info.state;
+    this.state.textContent = badge;
+    this.state.className = `state ${badge}`;
     // Answers can cross: once the process is known to have exited, it stays so.
     this.exited ||= info.exited;
     this.pid.textContent = info.pid === undefined ? '' : `pid ${info.pid}${this.exited ? ' (exited)' : ''}`;
     this.cancelButton.disabled = info.state !== 'running';
     if (info.error !== undefined && info.error !== this.runError) this.note(info.error);
     this.runError = info.error;
+    if (info.threadId !== undefined && info.state !== 'running') this.reply.open(info.threadId, this.outcome);
   }
 
   diagnostic(issue: DecodeIssue): void {
