@@ -21,7 +21,8 @@ export interface ConversationTurn {
  * resuming the thread of the one before. EvoSci prints a thread's id (its
  * first 8 characters, which `--resume` accepts) when its process exits, so
  * each turn starts once the previous process has exited, up to `lingerMs`
- * after its `done`. Answering a `needs-input` run is one more prompt.
+ * after its `done`. A reply to a `needs-input` run is one more prompt: EvoSci
+ * reads it as a new message in the thread, and the paused call gets no answer.
  *
  * A turn's error errors the conversation (there is no thread to go on with
  * reliably), and any error of the conversation errors the `events$` of the
