@@ -142,7 +142,7 @@ describe.skipIf(process.platform !== 'linux').concurrent('evosci-rx with FIFOs',
   it('view FIFO with no writer ends on Ctrl-C', async () => {
     const path = fifo();
     const command = start(['view', '--plain', path]);
-    expect(await eventually(() => hasOpen(command.child.pid!, path), 20_000)).toBe(true);
+    expect(await eventually(() => hasOpen(command.child.pid!, path))).toBe(true);
     command.child.kill('SIGINT');
     expect(await command.status).toBe(130);
   }, 30_000);
@@ -150,7 +150,7 @@ describe.skipIf(process.platform !== 'linux').concurrent('evosci-rx with FIFOs',
   it('view FIFO shows what its writer wrote, and ends on Ctrl-C while the writer holds it open', async () => {
     const path = fifo();
     const command = start(['view', '--plain', path]);
-    expect(await eventually(() => hasOpen(command.child.pid!, path), 20_000)).toBe(true);
+    expect(await eventually(() => hasOpen(command.child.pid!, path))).toBe(true);
     const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
     try {
       writeSync(

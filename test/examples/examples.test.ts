@@ -9,7 +9,7 @@ import { promisify, stripVTControlCharacters } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixtureTruth } from '../support/collect.js';
-import { isAlive, scratch } from '../support/processes.js';
+import { isAlive, PATIENCE_MS, scratch } from '../support/processes.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -68,7 +68,7 @@ async function runExample(file: string, args: string[] = []): Promise<Outcome> {
   return outcome;
 }
 
-async function until(condition: () => boolean, what: string, withinMs = 10_000): Promise<void> {
+async function until(condition: () => boolean, what: string, withinMs = PATIENCE_MS): Promise<void> {
   const deadline = Date.now() + withinMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -87,12 +87,12 @@ describe('runs through workers on JetStream', () => {
     // Every worker took part, and each run was started once and finished once.
     // (A worker reports a run after its ack, which may follow the remote consumer's end.)
     const finished = () => workers.flatMap((w) => w.activity.filter((a) => a['type'] === 'finished'));
-    expect(await eventually(() => finished().length >= 50, 5000)).toBe(true);
+    expect(await eventually(() => finished().length >= 50)).toBe(true);
     expect(finished()).toHaveLength(50);
     for (const w of workers) expect(w.activity.filter((a) => a['type'] === 'finished').length).toBeGreaterThan(0);
-    expect(await eventually(() => records.filter((r) => r.record === 'finished').length === 50, 5000)).toBe(true);
+    expect(await eventually(() => records.filter((r) => r.record === 'finished').length === 50)).toBe(true);
     expect(records.filter((r) => r.record === 'started')).toHaveLength(50);
     watching.unsubscribe();
-    expect(await eventually(() => processesTagged(tag).length === 0, 5000)).toBe(true);
+    expect(await eventually(() => processesTagged(tag).length === 0)).toBe(true);
   }, 120_000);
 });

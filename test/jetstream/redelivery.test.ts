@@ -63,7 +63,7 @@ describe('redelivery and dead letters', () => {
     first.child.kill('SIGKILL');
     await first.exited;
     // The lifeline stops the CLI that the dead worker could not.
-    expect(await eventually(() => processesTagged(tag).length === 0, 5000)).toBe(true);
+    expect(await eventually(() => processesTagged(tag).length === 0)).toBe(true);
 
     const second = startWorker(BROKER, prefix, { ackWaitMs: 1500 });
     workers.push(second);
@@ -152,7 +152,7 @@ describe('redelivery and dead letters', () => {
     expect((error as DeadLetterError).reason).toMatch(
       /worker stopped before the run finished in each of 1 attempts, last on test-worker-\d+/,
     );
-    expect(await eventually(() => processesTagged(tag).length === 0, 5000)).toBe(true);
+    expect(await eventually(() => processesTagged(tag).length === 0)).toBe(true);
   }, 60_000);
 
   it('a request without a prompt is dead-lettered at once with that reason', async () => {

@@ -95,12 +95,12 @@ describe.skipIf(process.platform !== 'linux')('run({ lifeline: true })', () => {
     async (_, bundled) => {
       const { child, cli, tool } = await startApp(APP, bundled);
       expect(isAlive(cli) && isAlive(tool)).toBe(true);
-      expect(await eventually(() => lifelinesOf(cli).length === 1, 5000)).toBe(true);
+      expect(await eventually(() => lifelinesOf(cli).length === 1)).toBe(true);
 
       child.kill('SIGKILL');
-      expect(await gone(cli, 5000)).toBe(true);
-      expect(await gone(tool, 5000)).toBe(true);
-      expect(await eventually(() => lifelinesOf(cli).length === 0, 5000)).toBe(true);
+      expect(await gone(cli)).toBe(true);
+      expect(await gone(tool)).toBe(true);
+      expect(await eventually(() => lifelinesOf(cli).length === 0)).toBe(true);
     },
     60_000,
   );
@@ -120,7 +120,7 @@ describe.skipIf(process.platform !== 'linux')('run({ lifeline: true })', () => {
     }
     expect(error).toBeInstanceOf(SpawnError);
     expect((error as Error).message).toMatch(/could not start the lifeline watchdog/);
-    expect(await eventually(() => processesWith(marker).length === 0, 5000)).toBe(true);
+    expect(await eventually(() => processesWith(marker).length === 0)).toBe(true);
   });
 
   it('warns when the watchdog started but ended before the run', async () => {
@@ -153,6 +153,6 @@ describe.skipIf(process.platform !== 'linux')('run({ lifeline: true })', () => {
       }),
     );
     expect(pid).toBeGreaterThan(0);
-    expect(await eventually(() => lifelinesOf(pid).length === 0, 3000)).toBe(true);
+    expect(await eventually(() => lifelinesOf(pid).length === 0)).toBe(true);
   });
 });

@@ -227,7 +227,7 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
       card.getByTestId('cancel').click(),
     ]);
     expect(await response.json()).toMatchObject({ state: 'cancelled', exited: true });
-    expect(await gone(pid!, 1000)).toBe(true);
+    expect(await gone(pid!)).toBe(true);
     await waitForState(card, 'cancelled');
     expect(await info(run.id)).toMatchObject({ state: 'cancelled', exited: true });
     expect(await card.getByTestId('cancel').isDisabled()).toBe(true);

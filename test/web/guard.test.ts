@@ -113,7 +113,7 @@ describe('the dashboard forgets finished runs', () => {
           const run = server.runs.start({ scenario: 'needs-input', speed: 50 });
           ids.push(run.id);
           await run.exited;
-          expect(await eventually(() => run.settled, 5000)).toBe(true);
+          expect(await eventually(() => run.settled)).toBe(true);
         }
         const kept = server === byCount ? ids.slice(1) : [];
         expect(server.runs.list().map((r) => r.id)).toEqual(kept);
