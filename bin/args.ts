@@ -17,8 +17,9 @@ Options of run:
   --timeout DURATION      stop the run after 90s, 30m, 2h (a bare number is seconds; 0: never)
   --record FILE           also write the events to FILE as JSONL (a FIFO: once it has a reader)
   --json                  write the events to stdout as JSONL instead of the view
-  --replay FILE           play a recording instead of starting EvoSci, at the pace of its
-                          elapsed_ms (as --record writes with examples/record-replay.ts)
+  --replay FILE           play a recording instead of starting EvoSci, at the pace of the
+                          elapsed_ms its events carry (examples/record-replay.ts writes it),
+                          else 40 ms apart
   --speed N               replay N times as fast (default 1)
 Options of both:
   --plain                 one line per finished step, even on a terminal
@@ -27,7 +28,7 @@ Options of both:
 
 The CLI started is $EVOSCI_BIN, else EvoSci on the PATH (EvoScientist 0.2.1 or later).
 Exit status: 0 completed, 1 failed or incomplete, 2 usage error, 3 needs input
-(answer with --resume), 128+n stopped by signal n (130 for Ctrl-C).`;
+(go on with --resume), 128+n stopped by signal n (130 for Ctrl-C).`;
 
 /** A command line that does not say what to do: exit status 2, with the usage. */
 export class UsageError extends Error {}

@@ -1,7 +1,7 @@
 // What the command prints: the view or JSONL while events come, skipped
 // lines, the command that answers a run that stopped to ask.
 import { readFileSync } from 'node:fs';
-import { catchError, connect, EMPTY, ignoreElements, merge, tap, type Observable } from 'rxjs';
+import { catchError, connect, EMPTY, ignoreElements, merge, tap, throwError, type Observable } from 'rxjs';
 import { showControls } from '../src/controls.js';
 import type { DecodeIssue } from '../src/decode/decodeLine.js';
 import { toJsonl } from '../src/decode/jsonl.js';
@@ -52,15 +52,24 @@ export async function show(
   stop: Stop,
 ): Promise<{ summary: RunSummary | undefined; failed: boolean }> {
   let failure: { error: unknown } | undefined;
+  let seen = 0;
+  // After some events, an error still shows the summary of what came; a run that never started shows none.
   const ended$ = events$.pipe(
+    tap(() => seen++),
     catchError((error: unknown) => {
+      if (seen === 0) return throwError(() => error);
       failure = { error };
       return EMPTY;
     }),
   );
-  const summary = how.json
-    ? await jsonLines(ended$, stop.breaks('standard output'))
-    : await liveView(ended$, { interactive: how.plain ? false : undefined, showErrors: false, timed: how.timed });
+  let summary: RunSummary | undefined;
+  try {
+    summary = how.json
+      ? await jsonLines(ended$, stop.breaks('standard output'))
+      : await liveView(ended$, { interactive: how.plain ? false : undefined, showErrors: false, timed: how.timed });
+  } catch (error) {
+    failure = { error };
+  }
   if (failure && !stop.broken && stop.signalStatus === undefined) complain(sayError(failure.error));
   return { summary, failed: failure !== undefined };
 }

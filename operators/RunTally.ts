@@ -217,7 +217,8 @@ export class RunTally {
   }
 }
 
-function outcomeOf(failed: boolean, done: boolean, waiting: boolean): RunOutcome {
+/** The rule of `RunOutcome`: an `error` event fails a run, no `done` leaves it incomplete, a question nothing went past needs input. */
+export function outcomeOf(failed: boolean, done: boolean, waiting: boolean): RunOutcome {
   if (failed) return 'failed';
   if (!done) return 'incomplete';
   return waiting ? 'needs-input' : 'completed';

@@ -1,4 +1,5 @@
 import type { EvoEvent } from '../src/events.js';
+import { outcomeOf } from '../operators/RunTally.js';
 import type { RunOutcome } from '../operators/summarize.js';
 
 /**
@@ -46,8 +47,6 @@ export class RunOutcomeTracker {
   }
 
   outcome(): RunOutcome {
-    if (this.firstError !== undefined) return 'failed';
-    if (this.response === undefined) return 'incomplete';
-    return this.waiting ? 'needs-input' : 'completed';
+    return outcomeOf(this.firstError !== undefined, this.response !== undefined, this.waiting);
   }
 }

@@ -91,6 +91,8 @@ describe.concurrent('evosci-rx runtime errors', () => {
     expect(missing.stderr).toMatch(
       /evosci-rx: could not start "\/nonexistent\/EvoSci": .*ENOENT: install EvoScientist 0.2.1 or later, or set EVOSCI_BIN to its path\n$/,
     );
+    // A run that never started has no summary to show: the one line is all.
+    expect(missing.stdout).toBe('');
     // The command's own terms: no option of run() a command-line user cannot set.
     expect(missing.stderr).not.toMatch(/command option|run\(\)/);
   });

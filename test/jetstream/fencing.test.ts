@@ -83,7 +83,7 @@ describe('a worker whose attempt is superseded while it runs', () => {
       );
       const superseded = await firstValueFrom(activity.pipe(filter((a) => a.type === 'superseded')));
       expect(superseded).toMatchObject({ runId, attempt: 1, nextAttempt: 2 });
-      expect(await gone(cli!, 10_000)).toBe(true);
+      expect(await gone(cli!)).toBe(true);
     } finally {
       serving.unsubscribe();
     }
