@@ -1,8 +1,10 @@
 // The README's quick start, kept here so that it is type-checked and tested:
-// one EvoSci run shared by three views of it (needs EvoSci, or $EVOSCI_BIN).
+// one EvoSci run shared by three views of it. Without EvoSci (or $EVOSCI_BIN)
+// the first import points run() at the fake CLI, and says so.
 //
 //   npx tsx examples/quick-start.ts
 //
+import './fakeWhenMissing.js';
 import { connect, ignoreElements, lastValueFrom, merge, tap } from 'rxjs';
 import { run } from 'evosci-rx';
 import { ofType, pairToolCalls, summarize } from 'evosci-rx/operators';

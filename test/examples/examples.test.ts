@@ -3,7 +3,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify, stripVTControlCharacters } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -231,8 +231,26 @@ describe.concurrent('the examples', () => {
   describe('examples/quick-start.ts', () => {
     it('is the README quick start, word for word', () => {
       const readme = readFileSync(join(root, 'README.md'), 'utf8');
-      const code = readFileSync(join(root, 'examples/quick-start.ts'), 'utf8').replace(/^(\/\/.*\n)+/, '');
+      const file = readFileSync(join(root, 'examples/quick-start.ts'), 'utf8');
+      // After its comment and the fallback import that only the example has.
+      const code = file.replace(/^(\/\/.*\n)+import '\.\/fakeWhenMissing\.js';\n/, '');
+      expect(code).not.toBe(file);
       expect(readme).toContain('```ts\n' + code + '```');
+    });
+
+    it('without EvoSci, says so in one line and runs the fake CLI', async () => {
+      const demo = truth('demo-run');
+      const env: NodeJS.ProcessEnv = { ...process.env, PATH: dirname(process.execPath) };
+      for (const name of ['EVOSCI_BIN', 'EVOSCI_RX_FAKE', 'EVOSCI_FAKE']) delete env[name];
+      const { stdout, stderr } = await promisify(execFile)(
+        process.execPath,
+        ['--import', 'tsx', 'examples/quick-start.ts'],
+        { cwd: root, env },
+      );
+      expect(stderr).toBe(
+        'EvoSci is not installed: replaying a recorded run through the fake CLI (set EVOSCI_BIN to use yours).\n',
+      );
+      expect(stdout.trimEnd().split('\n').at(-1)).toBe(`completed: ${demo.usage.totalTokens} main-agent tokens`);
     });
 
     it('runs against the fake CLI and prints the text, the tools and the token total', async () => {
