@@ -35,6 +35,8 @@ export class LiveRun {
     readonly id: string,
     readonly prompt: string,
     readonly scenario: Scenario | undefined,
+    /** The fake CLI's replay speed, which a reply to this run keeps. */
+    readonly speed: number,
     private readonly options: RunOptions,
     private readonly onSettled: () => void,
   ) {
@@ -166,10 +168,11 @@ export class Runs {
     const alive = [...this.runs.values()].filter((r) => !r.settled).length;
     if (alive >= this.maxRuns) throw new TooManyRunsError(this.maxRuns);
     const id = randomUUID().slice(0, 8);
-    const speed = request.speed ?? 1;
     const steps = this.options.scenarioSteps ?? scenarioSteps;
-    // A reply runs the same CLI as the run whose thread it resumes.
-    const asked = request.resume === undefined ? request.scenario : this.thread(request.resume).scenario;
+    // A reply runs the same CLI, at the same pace, as the run whose thread it resumes.
+    const origin = request.resume === undefined ? undefined : this.thread(request.resume);
+    const asked = origin ? origin.scenario : request.scenario;
+    const speed = origin ? origin.speed : (request.speed ?? 1);
     const prompt = request.prompt?.trim() || SCENARIO_PROMPTS[asked ?? 'demo'];
     const cli = asked ? fakeEvoSci(steps(asked, speed)) : evosciCommand(steps('demo', speed));
     // Without EvoSci the prompt run is the demo replay: say so.
@@ -183,7 +186,7 @@ export class Runs {
       autoMode: asked !== 'needs-input',
       onStderr: (line) => this.options.onStderr?.(id, line),
     };
-    const live = new LiveRun(id, prompt, scenario, options, () => this.forgetOld());
+    const live = new LiveRun(id, prompt, scenario, speed, options, () => this.forgetOld());
     this.runs.set(id, live);
     return live;
   }
