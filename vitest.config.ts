@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SlowFirstSequencer } from './test/support/SlowFirstSequencer.js';
 
 export default defineConfig({
   test: {
@@ -11,5 +12,7 @@ export default defineConfig({
     // Most process tests wait on children: three workers keep two cores busy.
     maxWorkers: 3,
     hookTimeout: 60_000,
+    // A fresh clone has no timings yet: the longest files still start first.
+    sequence: { sequencer: SlowFirstSequencer },
   },
 });
