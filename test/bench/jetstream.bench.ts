@@ -102,6 +102,12 @@ interface Stamps {
   readonly latencies: number[];
 }
 
+/** Seconds of one pass, from its first event: until the last is stored (acknowledged), and until the last is read. */
+interface Seconds {
+  readonly published: number;
+  readonly read: number;
+}
+
 /** A fresh pair of streams for one measurement; deleted after it. */
 async function freshPrefix(): Promise<{ prefix: string; done: () => Promise<void> }> {
   const prefix = `bench-${process.pid}-${streamNumber++}`;
@@ -117,7 +123,7 @@ async function freshPrefix(): Promise<{ prefix: string; done: () => Promise<void
 }
 
 /** The client alone: publish every payload with ≤ WINDOW awaiting acks; an ordered consumer reads them back. */
-async function raw({ publisher, reader }: Link, stamps?: Stamps): Promise<number> {
+async function raw({ publisher, reader }: Link, stamps?: Stamps): Promise<Seconds> {
   const { prefix, done } = await freshPrefix();
   const layout = layoutOf({ prefix });
   const subject = layout.attemptSubject('raw', 1);
@@ -164,15 +170,16 @@ async function raw({ publisher, reader }: Link, stamps?: Stamps): Promise<number
   }
   while (inFlight > 0 && failure === undefined) await new Promise<void>((resolve) => (slot = resolve));
   if (failure !== undefined) throw failure instanceof Error ? failure : new Error('publish failed', { cause: failure });
+  const published = (performance.now() - started) / 1000;
   await all;
   const seconds = (performance.now() - started) / 1000;
   await consumer.delete().catch(() => undefined);
   await done();
-  return seconds;
+  return { published, read: seconds };
 }
 
 /** run() of the fake CLI → publishTo → JetStream → fromJetStream. */
-async function ours({ publisher, reader }: Link, stamps?: Stamps): Promise<number> {
+async function ours({ publisher, reader }: Link, stamps?: Stamps): Promise<Seconds> {
   const { prefix, done } = await freshPrefix();
   const steps = stamps
     ? [{ transcript: pacedFile, delayMs: stamps.gapMs, stamp: true }]
@@ -209,7 +216,7 @@ async function ours({ publisher, reader }: Link, stamps?: Stamps): Promise<numbe
     console.log(`  published after ${((published - started) / 1000).toFixed(3)} s, read after ${seconds.toFixed(3)} s`);
   if (received !== expected) throw new Error(`fromJetStream received ${received} events, expected ${expected}`);
   await done();
-  return seconds;
+  return { published: (published - started) / 1000, read: seconds };
 }
 
 const spawnMs: number[] = [];
@@ -225,7 +232,7 @@ if (process.env['BENCH_ONLY']) {
   for (let r = 0; r < rounds; r++)
     console.log(
       process.env['BENCH_ONLY'],
-      process.env['BENCH_ONLY'] === 'raw' ? await raw(direct) : await ours(direct),
+      process.env['BENCH_ONLY'] === 'raw' ? (await raw(direct)).read : (await ours(direct)).read,
     );
   process.exit(0);
 }
@@ -242,8 +249,8 @@ async function straight(): Promise<void> {
   await ours(direct);
   const times = { raw: [] as number[], ours: [] as number[] };
   for (let r = 0; r < rounds; r++) {
-    times.raw.push(await raw(direct));
-    times.ours.push(await ours(direct));
+    times.raw.push((await raw(direct)).read);
+    times.ours.push((await ours(direct)).read);
   }
   const rawLatency = { gapMs: gap, latencies: [] as number[] };
   const ourLatency = { gapMs: gap, latencies: [] as number[] };
@@ -281,7 +288,7 @@ interface AtRtt {
   readonly rtt: number;
   readonly proxy: ChildProcess;
   readonly link: Link;
-  readonly times: { raw: number[]; ours: number[] };
+  readonly times: { raw: Seconds[]; ours: Seconds[] };
   readonly latency: { raw: Stamps; ours: Stamps };
 }
 
@@ -308,23 +315,24 @@ async function acrossRtts(): Promise<void> {
     await ours(link, latency.ours);
   }
   console.log(header(`through a delay proxy to ${server}, at most ${WINDOW} publishes awaiting their ack`));
-  console.log(`latency: ${pacedCount} events ${gap} ms apart, from the write to the remote reader`);
-  const rows = points.map(({ rtt, times, latency }) => {
-    const [r, o] = [median(times.raw), median(times.ours)];
+  const column = (kind: keyof Seconds) => (xs: Seconds[]) => median(xs.map((x) => x[kind]));
+  for (const [what, of] of [
+    ['published (every ack back)', column('published')],
+    ['read back by the remote reader', column('read')],
+  ] as const) {
+    console.log(`throughput, ${what}:`);
+    const rows = points.map(({ rtt, times }) => {
+      const [r, o] = [of(times.raw), of(times.ours)];
+      return [`${rtt} ms`, fmt(rate(r)), fmt(rate(o)), `${(r / o).toFixed(2)}×`];
+    });
+    console.log(table(['RTT', 'raw events/s', 'ours events/s', 'ours / raw'], rows));
+  }
+  console.log(`latency, ${pacedCount} events ${gap} ms apart, from the write to the remote reader:`);
+  const rows = points.map(({ rtt, latency }) => {
     const [lr, lo] = [quantiles(latency.raw.latencies), quantiles(latency.ours.latencies)];
-    return [
-      `${rtt} ms`,
-      fmt(rate(r)),
-      fmt(rate(o)),
-      `${(r / o).toFixed(2)}×`,
-      ms(lr.p50),
-      ms(lr.p99),
-      ms(lo.p50),
-      ms(lo.p99),
-    ];
+    return [`${rtt} ms`, ms(lr.p50), ms(lr.p99), ms(lo.p50), ms(lo.p99)];
   });
-  const columns = ['RTT', 'raw events/s', 'ours events/s', 'ours / raw', 'raw p50', 'raw p99', 'ours p50', 'ours p99'];
-  console.log(table(columns, rows));
+  console.log(table(['RTT', 'raw p50', 'raw p99', 'ours p50', 'ours p99'], rows));
   for (const { proxy, link } of points) {
     await link.publisher.close();
     await link.reader.close();
