@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Observable, Subscriber, Subscription } from 'rxjs';
 import { toJsonl } from '../decode/jsonl.js';
@@ -39,6 +40,15 @@ interface Ending {
  */
 export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
   private readonly queue: PublishQueue;
+  /**
+   * This writer's part of its status records' `Nats-Msg-Id`. The stream
+   * answers a repeated id as a duplicate before it checks the condition: two
+   * writers of one attempt (a worker held past the ack wait, and the one given
+   * the request meanwhile) sharing an id would each take the other's record
+   * for their own, and both write the run. Ids of their own make the
+   * condition refuse the later writer; a retry of one writer is still dropped.
+   */
+  private readonly writerId = randomUUID();
   private events = 0;
   /** The stream sequence of the `started` record, once stored. */
   private startSequence: number | undefined;
@@ -207,7 +217,7 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
   private record(kind: 'started' | 'finished', expectLastSequence: number | undefined): PublishTarget {
     return {
       subject: this.plan.layout.statusSubject(this.plan.runId),
-      msgID: `${this.plan.runId}.${this.plan.attempt}.${kind}`,
+      msgID: `${this.plan.runId}.${this.plan.attempt}.${kind}.${this.writerId}`,
       headers: { ...this.headers(), [RunHeaders.record]: kind },
       ...(expectLastSequence === undefined ? {} : { expectLastSequence }),
     };

@@ -15,9 +15,16 @@
  * for ours, before js.publish for raw) and measured on receipt: for ours that
  * covers the CLI's pipe, decoding, the publish and the consumer.
  *
+ * With `--rtt`, both connections go through a delay proxy in a process of
+ * its own (`test/support/tcpProxy.ts`, half the round-trip time each way, in order),
+ * as a worker and a reader on other hosts would reach the broker; the rounds
+ * go through every round-trip time in turn, and a table compares them.
+ *
  * ```bash
  * npx tsx test/bench/jetstream.bench.ts              # 50,000 events, 3 rounds; 2,000 paced events
  * npx tsx test/bench/jetstream.bench.ts --smoke      # 2,000 events, 1 round; 200 paced events
+ * npx tsx test/bench/jetstream.bench.ts --rtt 0,10,25,50   # 20,000 events, 3 rounds at each round-trip time
+ * npx tsx test/bench/jetstream.bench.ts --smoke --rtt 0,10
  * ```
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,6 +38,9 @@ import { lastValueFrom, tap } from 'rxjs';
 import { run } from '../../src/process/run.js';
 import { ensureStreams, fromJetStream, layoutOf, publishTo } from '../../src/jetstream/index.js';
 import { fakeEvoSci } from '../../testing/index.js';
+import type { ChildProcess } from 'node:child_process';
+import { startProxyProcess } from '../support/proxyProcess.js';
+import { table } from './report.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -39,9 +49,13 @@ const { values: flags } = parseArgs({
     gap: { type: 'string', default: '2' },
     smoke: { type: 'boolean', default: false },
     traces: { type: 'boolean', default: false },
+    rtt: { type: 'string' },
   },
 });
-const count = Number(flags.events ?? (flags.smoke ? 2000 : 50_000));
+/** Round-trip times to measure at through a delay proxy, or none: straight to the broker. */
+const rtts = flags.rtt === undefined ? [] : flags.rtt.split(',').map(Number);
+if (rtts.some((rtt) => !(rtt >= 0))) throw new TypeError(`--rtt takes milliseconds ≥ 0, got ${flags.rtt}`);
+const count = Number(flags.events ?? (flags.smoke ? 2000 : rtts.length > 0 ? 20_000 : 50_000));
 const rounds = Number(flags.rounds ?? (flags.smoke ? 1 : 3));
 const pacedCount = flags.smoke ? 200 : 2000;
 const gap = Number(flags.gap);
@@ -63,25 +77,41 @@ const payloads = lines.map((l) => new TextEncoder().encode(`${l}\n`));
 const bytes = payloads.reduce((sum, p) => sum + p.length, 0);
 const now = () => performance.timeOrigin + performance.now();
 
-let publisher: NatsConnection;
-let reader: NatsConnection;
+/** The two connections a measurement uses: the writer's and the reader's. */
+interface Link {
+  readonly publisher: NatsConnection;
+  readonly reader: NatsConnection;
+}
+// Both variants share these connections. noAsyncTraces (--traces to turn traces back on) spares
+// the client an Error and its stack trace per request, which otherwise costs more than our whole path.
+const connectTo = (servers: string) => connect({ servers, timeout: 3000, noAsyncTraces: !flags.traces });
+let direct: Link;
 try {
-  // Both variants share these connections. noAsyncTraces (--traces to turn traces back on) spares
-  // the client an Error and its stack trace per request, which otherwise costs more than our whole path.
-  const options = { servers: server, timeout: 3000, noAsyncTraces: !flags.traces };
-  publisher = await connect(options);
-  reader = await connect(options);
+  direct = { publisher: await connectTo(server), reader: await connectTo(server) };
 } catch (err) {
   console.error(`jetstream.bench needs nats-server -js at ${server}: ${(err as Error).message}`);
   process.exit(1);
 }
-const jsm = await jetstreamManager(publisher);
+// Streams are made and removed straight, off any delayed link: setting up is not measured.
+const jsm = await jetstreamManager(direct.publisher);
 let streamNumber = 0;
+
+/** Paced events' latencies, collected as they are received. */
+interface Stamps {
+  readonly gapMs: number;
+  readonly latencies: number[];
+}
+
+/** Seconds of one pass, from its first event: until the last is stored (acknowledged), and until the last is read. */
+interface Seconds {
+  readonly published: number;
+  readonly read: number;
+}
 
 /** A fresh pair of streams for one measurement; deleted after it. */
 async function freshPrefix(): Promise<{ prefix: string; done: () => Promise<void> }> {
   const prefix = `bench-${process.pid}-${streamNumber++}`;
-  await ensureStreams(publisher, { prefix, storage: 'file' });
+  await ensureStreams(direct.publisher, { prefix, storage: 'file' });
   const layout = layoutOf({ prefix });
   return {
     prefix,
@@ -93,7 +123,7 @@ async function freshPrefix(): Promise<{ prefix: string; done: () => Promise<void
 }
 
 /** The client alone: publish every payload with ≤ WINDOW awaiting acks; an ordered consumer reads them back. */
-async function raw(stamps?: { gapMs: number; latencies: number[] }): Promise<number> {
+async function raw({ publisher, reader }: Link, stamps?: Stamps): Promise<Seconds> {
   const { prefix, done } = await freshPrefix();
   const layout = layoutOf({ prefix });
   const subject = layout.attemptSubject('raw', 1);
@@ -140,15 +170,16 @@ async function raw(stamps?: { gapMs: number; latencies: number[] }): Promise<num
   }
   while (inFlight > 0 && failure === undefined) await new Promise<void>((resolve) => (slot = resolve));
   if (failure !== undefined) throw failure instanceof Error ? failure : new Error('publish failed', { cause: failure });
+  const published = (performance.now() - started) / 1000;
   await all;
   const seconds = (performance.now() - started) / 1000;
   await consumer.delete().catch(() => undefined);
   await done();
-  return seconds;
+  return { published, read: seconds };
 }
 
 /** run() of the fake CLI → publishTo → JetStream → fromJetStream. */
-async function ours(stamps?: { gapMs: number; latencies: number[] }): Promise<number> {
+async function ours({ publisher, reader }: Link, stamps?: Stamps): Promise<Seconds> {
   const { prefix, done } = await freshPrefix();
   const steps = stamps
     ? [{ transcript: pacedFile, delayMs: stamps.gapMs, stamp: true }]
@@ -185,7 +216,7 @@ async function ours(stamps?: { gapMs: number; latencies: number[] }): Promise<nu
     console.log(`  published after ${((published - started) / 1000).toFixed(3)} s, read after ${seconds.toFixed(3)} s`);
   if (received !== expected) throw new Error(`fromJetStream received ${received} events, expected ${expected}`);
   await done();
-  return seconds;
+  return { published: (published - started) / 1000, read: seconds };
 }
 
 const spawnMs: number[] = [];
@@ -199,51 +230,117 @@ const quantiles = (xs: number[]) => {
 // BENCH_ONLY=ours or raw: that variant alone, for a CPU profile.
 if (process.env['BENCH_ONLY']) {
   for (let r = 0; r < rounds; r++)
-    console.log(process.env['BENCH_ONLY'], process.env['BENCH_ONLY'] === 'raw' ? await raw() : await ours());
+    console.log(
+      process.env['BENCH_ONLY'],
+      process.env['BENCH_ONLY'] === 'raw' ? (await raw(direct)).read : (await ours(direct)).read,
+    );
   process.exit(0);
 }
-// One untimed warm-up of each.
-await raw();
-await ours();
-const times = { raw: [] as number[], ours: [] as number[] };
-for (let r = 0; r < rounds; r++) {
-  times.raw.push(await raw());
-  times.ours.push(await ours());
-}
-const rawLatency = { gapMs: gap, latencies: [] as number[] };
-const ourLatency = { gapMs: gap, latencies: [] as number[] };
-await raw(rawLatency);
-await ours(ourLatency);
-
 const rate = (seconds: number) => count / seconds;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-console.log(
-  `JetStream throughput: ${count} events (${(bytes / 1e6).toFixed(1)} MB), ${rounds} round(s), broker ${server}, async traces ${flags.traces ? 'on' : 'off'}, node ${process.version}`,
-);
-console.log(
-  `  (raw)  nats client publish + ordered consumer   ${median(times.raw).toFixed(3)} s   ${fmt(rate(median(times.raw)))} events/s`,
-);
-console.log(
-  `  (ours) run() → publishTo → fromJetStream        ${median(times.ours).toFixed(3)} s   ${fmt(rate(median(times.ours)))} events/s`,
-);
-const ratio = median(times.raw) / median(times.ours);
-console.log(
-  `  ratio (ours / raw): ${ratio.toFixed(2)}×   (ours timed from its first event; spawning the CLI took a median ${median(spawnMs).toFixed(0)} ms more)`,
-);
 const ms = (v: number) => `${v.toFixed(3)} ms`;
-for (const [name, { latencies }] of [
-  ['raw ', rawLatency],
-  ['ours', ourLatency],
-] as const) {
-  const q = quantiles(latencies);
+const header = (where: string) =>
+  `JetStream throughput: ${count} events (${(bytes / 1e6).toFixed(1)} MB), ${rounds} round(s), ${where}, async traces ${flags.traces ? 'on' : 'off'}, node ${process.version}`;
+
+/** Straight to the broker: throughput of each variant, their ratio, and the latency of each. */
+async function straight(): Promise<void> {
+  // One untimed warm-up of each.
+  await raw(direct);
+  await ours(direct);
+  const times = { raw: [] as number[], ours: [] as number[] };
+  for (let r = 0; r < rounds; r++) {
+    times.raw.push((await raw(direct)).read);
+    times.ours.push((await ours(direct)).read);
+  }
+  const rawLatency = { gapMs: gap, latencies: [] as number[] };
+  const ourLatency = { gapMs: gap, latencies: [] as number[] };
+  await raw(direct, rawLatency);
+  await ours(direct, ourLatency);
+
+  console.log(header(`broker ${server}`));
   console.log(
-    `latency (${name}) ${latencies.length} events ${gap} ms apart:  p50 ${ms(q.p50)}   p90 ${ms(q.p90)}   p99 ${ms(q.p99)}   max ${ms(q.max)}`,
+    `  (raw)  nats client publish + ordered consumer   ${median(times.raw).toFixed(3)} s   ${fmt(rate(median(times.raw)))} events/s`,
   );
+  console.log(
+    `  (ours) run() → publishTo → fromJetStream        ${median(times.ours).toFixed(3)} s   ${fmt(rate(median(times.ours)))} events/s`,
+  );
+  const ratio = median(times.raw) / median(times.ours);
+  console.log(
+    `  ratio (ours / raw): ${ratio.toFixed(2)}×   (ours timed from its first event; spawning the CLI took a median ${median(spawnMs).toFixed(0)} ms more)`,
+  );
+  for (const [name, { latencies }] of [
+    ['raw ', rawLatency],
+    ['ours', ourLatency],
+  ] as const) {
+    const q = quantiles(latencies);
+    console.log(
+      `latency (${name}) ${latencies.length} events ${gap} ms apart:  p50 ${ms(q.p50)}   p90 ${ms(q.p90)}   p99 ${ms(q.p99)}   max ${ms(q.max)}`,
+    );
+  }
+  if (!flags.smoke) {
+    console.log(`  target ≥ 0.8× raw throughput: ${ratio >= 0.8 ? 'met' : 'missed'}`);
+    console.log(`  target p99 < 10 ms: ${quantiles(ourLatency.latencies).p99 < 10 ? 'met' : 'missed'}`);
+  }
 }
-if (!flags.smoke) {
-  console.log(`  target ≥ 0.8× raw throughput: ${ratio >= 0.8 ? 'met' : 'missed'}`);
-  console.log(`  target p99 < 10 ms: ${quantiles(ourLatency.latencies).p99 < 10 ? 'met' : 'missed'}`);
+
+/** What is measured at one round-trip time. */
+interface AtRtt {
+  readonly rtt: number;
+  readonly proxy: ChildProcess;
+  readonly link: Link;
+  readonly times: { raw: Seconds[]; ours: Seconds[] };
+  readonly latency: { raw: Stamps; ours: Stamps };
 }
-await publisher.close();
-await reader.close();
+
+/** Through a delay proxy at each round-trip time: rounds interleaved across them, then a table. */
+async function acrossRtts(): Promise<void> {
+  const points: AtRtt[] = [];
+  for (const rtt of rtts) {
+    const { url, child: proxy } = await startProxyProcess(server, rtt / 2);
+    const link = { publisher: await connectTo(url), reader: await connectTo(url) };
+    const stamps = () => ({ gapMs: gap, latencies: [] as number[] });
+    points.push({ rtt, proxy, link, times: { raw: [], ours: [] }, latency: { raw: stamps(), ours: stamps() } });
+  }
+  // One untimed warm-up of each, straight.
+  await raw(direct);
+  await ours(direct);
+  for (let r = 0; r < rounds; r++) {
+    for (const { link, times } of points) {
+      times.raw.push(await raw(link));
+      times.ours.push(await ours(link));
+    }
+  }
+  for (const { link, latency } of points) {
+    await raw(link, latency.raw);
+    await ours(link, latency.ours);
+  }
+  console.log(header(`through a delay proxy to ${server}, at most ${WINDOW} publishes awaiting their ack`));
+  const column = (kind: keyof Seconds) => (xs: Seconds[]) => median(xs.map((x) => x[kind]));
+  for (const [what, of] of [
+    ['published (every ack back)', column('published')],
+    ['read back by the remote reader', column('read')],
+  ] as const) {
+    console.log(`throughput, ${what}:`);
+    const rows = points.map(({ rtt, times }) => {
+      const [r, o] = [of(times.raw), of(times.ours)];
+      return [`${rtt} ms`, fmt(rate(r)), fmt(rate(o)), `${(r / o).toFixed(2)}×`];
+    });
+    console.log(table(['RTT', 'raw events/s', 'ours events/s', 'ours / raw'], rows));
+  }
+  console.log(`latency, ${pacedCount} events ${gap} ms apart, from the write to the remote reader:`);
+  const rows = points.map(({ rtt, latency }) => {
+    const [lr, lo] = [quantiles(latency.raw.latencies), quantiles(latency.ours.latencies)];
+    return [`${rtt} ms`, ms(lr.p50), ms(lr.p99), ms(lo.p50), ms(lo.p99)];
+  });
+  console.log(table(['RTT', 'raw p50', 'raw p99', 'ours p50', 'ours p99'], rows));
+  for (const { proxy, link } of points) {
+    await link.publisher.close();
+    await link.reader.close();
+    proxy.kill();
+  }
+}
+
+await (rtts.length > 0 ? acrossRtts() : straight());
+await direct.publisher.close();
+await direct.reader.close();
 rmSync(dirname(transcriptFile), { recursive: true, force: true });

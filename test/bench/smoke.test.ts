@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { hasChromium } from '../support/chromium.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const bench = (file: string) =>
-  promisify(execFile)(process.execPath, ['--import', 'tsx', `test/bench/${file}`, '--smoke'], {
+const bench = (file: string, ...args: string[]) =>
+  promisify(execFile)(process.execPath, ['--import', 'tsx', `test/bench/${file}`, '--smoke', ...args], {
     cwd: root,
-    timeout: 60_000,
+    timeout: 110_000,
   });
 
 describe('benchmark smoke', () => {
@@ -32,6 +32,23 @@ describe('benchmark smoke', () => {
     expect(stdout).toMatch(/ratio \(ours \/ raw\): [\d.]+×/);
     expect(stdout.match(/^latency \((raw |ours)\) .* p99 [\d.]+ ms/gm)).toHaveLength(2);
   }, 60_000);
+
+  it('jetstream.bench.ts --rtt measures both variants at each round-trip time through a delay proxy', async () => {
+    const { stdout } = await bench('jetstream.bench.ts', '--rtt', '0,10');
+    for (const rtt of [0, 10]) {
+      // Published and read back, then the latency.
+      expect(
+        stdout.match(new RegExp(`^\\| ${rtt} ms +\\| +[\\d,]+ \\| +[\\d,]+ \\| +[\\d.]+× \\|$`, 'gm')),
+      ).toHaveLength(2);
+      expect(stdout).toMatch(new RegExp(`^\\| ${rtt} ms +\\|( +[\\d.]+ ms \\|){4}$`, 'm'));
+    }
+  }, 120_000);
+
+  it("failover.bench.ts times a killed worker's run to its next attempt and its end", async () => {
+    const { stdout } = await bench('failover.bench.ts');
+    expect(stdout).toMatch(/^\| 1 +\| +[\d.]+ s \| +[\d.]+ s \| +[\d.]+ s \| +[\d.]+ s \|$/m);
+    expect(stdout).toMatch(/kill → started\(2\) +min [\d.]+ s {3}median [\d.]+ s {3}max [\d.]+ s/);
+  }, 120_000);
 
   it('memory.bench.ts measures each variant in its own process', async () => {
     const { stdout } = await bench('memory.bench.ts');

@@ -4,19 +4,29 @@
 // while 30 runs go through. Every run must be readable, with the events of
 // exactly one attempt, and no worker may be lost to a blip.
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { lastValueFrom, toArray, type Subscription } from 'rxjs';
+import { lastValueFrom, map, toArray, type Subscription } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureStreams, fromJetStream, submitRun, watchRuns, type StatusRecord } from '../../src/jetstream/index.js';
+import {
+  ensureStreams,
+  fromJetStream,
+  positionOf,
+  submitRun,
+  watchRuns,
+  type FinishedRecord,
+  type StatusRecord,
+} from '../../src/jetstream/index.js';
 import { TcpProxy } from '../support/tcpProxy.js';
 import { eventually } from '../support/processes.js';
 import { fixtureEvents, ownBroker, uniquePrefix, type OwnBroker } from './support.js';
 import { startWorker, stopWorkers, type WorkerProcess } from './workers.js';
+import { Executions, type Fate } from './executions.js';
 
 const RUNS = 30;
 const ACK_WAIT_MS = 2000;
 /** Longer than the ack wait: the stalled worker's requests are handed to others meanwhile. */
 const STALL_MS = 3500;
 const research = fixtureEvents('research-run.jsonl');
+const count = (fates: readonly Fate[], fate: Fate) => fates.filter((f) => f === fate).length;
 
 describe('a fleet under partitions, a killed worker and a broker restart', () => {
   const prefix = uniquePrefix('chaos');
@@ -78,7 +88,17 @@ describe('a fleet under partitions, a killed worker and a broker restart', () =>
 
     expect(await eventually(() => finished() === RUNS, 90_000)).toBe(true);
     for (const runId of runIds) {
-      expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(research);
+      const end = records.find((r): r is FinishedRecord => r.runId === runId && r.record === 'finished')!;
+      // Read back whole, in order, and only from the attempt whose end was stored.
+      const read = await lastValueFrom(
+        fromJetStream(nc, runId, { prefix }).pipe(
+          map((event) => ({ event, position: positionOf(event)! })),
+          toArray(),
+        ),
+      );
+      expect(read.map((r) => r.event)).toEqual(research);
+      expect(read.map((r) => r.position.sequence)).toEqual(research.map((_, i) => i + 1));
+      expect(new Set(read.map((r) => r.position.attempt))).toEqual(new Set([end.attempt]));
     }
     // Runs started twice (the stall, the kill) each end once: only their last attempt's end was stored.
     for (const runId of runIds) {
@@ -90,6 +110,20 @@ describe('a fleet under partitions, a killed worker and a broker restart', () =>
       );
       expect(ends.map((r) => (r as { attempt: number }).attempt)).toEqual([last]);
     }
+    // Every execution but the one whose end was stored was fenced: its worker was told its write was
+    // refused (superseded) or handed the request back, or it died with the killed worker.
+    const executions = new Executions(workers, records);
+    expect(await eventually(() => executions.unsettled(killed).length === 0)).toBe(true);
+    const duplicated = executions.duplicatedRuns();
+    const fates = executions.fates(killed);
+    console.log(
+      `chaos: ${RUNS} runs, ${duplicated.length} executed more than once (${fates.length} extra executions: ` +
+        `${count(fates, 'superseded')} superseded with their writes refused, ${count(fates, 'killed')} killed ` +
+        `with their worker, ${count(fates, 'returned')} handed back); each read back from its one stored attempt`,
+    );
+    expect(fates.filter((fate) => fate === 'unfenced')).toEqual([]);
+    // The killed worker had a run in hand: there is always at least one duplicate to fence.
+    expect(duplicated.length).toBeGreaterThan(0);
     // The stalled worker came back and served again; the steady one never stopped.
     expect(stalled.child.exitCode).toBeNull();
     expect(steady.child.exitCode).toBeNull();

@@ -361,7 +361,7 @@ describe('an unreachable broker', () => {
       ),
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BrokerError);
-    expect((error as Error).message).toMatch(/could not store lost-1\.1\.started on 127\.0\.0\.1:4222/);
+    expect((error as Error).message).toMatch(/could not store lost-1\.1\.started\.[\w-]+ on 127\.0\.0\.1:4222/);
     expect((error as Error).message).toMatch(/no ack within 1000 ms/);
     await expect(lastValueFrom(fromJetStream(nc, 'lost-1', { prefix }))).rejects.toThrow(/has ensureStreams run\?/);
     await nc.close();

@@ -45,6 +45,18 @@ describe('fenced attempts', () => {
     expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(contract);
   });
 
+  it('refuses a second writer of the same attempt, whose start was held past the first one', async () => {
+    const nc = connection();
+    const runId = 'twin-1';
+    // Both chose attempt 1 from an empty status: a worker held past the ack wait, and the one given the request meanwhile.
+    await lastValueFrom(of(...contract).pipe(publishTo(nc, runId, { prefix, attempt: 1, lastStatusSequence: 0 })));
+    const held = await lastValueFrom(
+      of(...research).pipe(publishTo(nc, runId, { prefix, attempt: 1, lastStatusSequence: 0 })),
+    ).catch((e: unknown) => e);
+    expect(held).toBeInstanceOf(AttemptSupersededError);
+    expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(contract);
+  });
+
   it('refuses the finished record of an attempt superseded while it ran', async () => {
     const nc = connection();
     const runId = 'stale-2';
