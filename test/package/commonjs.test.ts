@@ -1,5 +1,5 @@
-// The packed tarball as CommonJS projects use it: require() in plain Node, and
-// TypeScript apps compiled as CommonJS (NestJS's default settings, and nodenext).
+// The packed tarball as CommonJS projects use it: require() in plain Node, and TypeScript apps compiled as CommonJS
+// (NestJS's default settings, node16 and nodenext), beside an ES-module app that must keep working.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,33 +18,103 @@ const expected = (): string => {
   const truth = JSON.parse(readFileSync(join(root, 'test/fixtures/research-run.truth.json'), 'utf8')) as {
     events: number;
   };
-  return `events ${truth.events} guard true brand true`;
+  return `events ${truth.events} guard true brand true entries 7`;
 };
 
 const consumerJs = `
 const { readFileSync } = require('node:fs');
 const { lastValueFrom } = require('rxjs');
-const { fromJsonl, isKnownEvent, EvoSciError, TimeoutError } = require('evosci-rx');
+const { fromJsonl, isKnownEvent, run, EvoSciError, TimeoutError } = require('evosci-rx');
 const { summarize } = require('evosci-rx/operators');
 const events = require('evosci-rx/events');
+const { fakeEvoSci } = require('evosci-rx/testing');
+const { liveView } = require('evosci-rx/viewer');
+const { serveRuns } = require('evosci-rx/jetstream');
+const { traceRun } = require('evosci-rx/otel');
 lastValueFrom(fromJsonl(readFileSync(${transcript}, 'utf8')).pipe(summarize())).then((summary) => {
-  const brand = new TimeoutError('t') instanceof EvoSciError && events.EvoSciError === EvoSciError;
-  console.log('events', summary.events, 'guard', isKnownEvent({ type: 'text', content: 'x' }), 'brand', brand);
+  const error = new TimeoutError('t');
+  const brand = error instanceof EvoSciError && events.EvoSciError === EvoSciError && EvoSciError.is(error);
+  const entries = [run, summarize, events.decodeLine, fakeEvoSci, liveView, serveRuns, traceRun];
+  const loaded = entries.filter((f) => typeof f === 'function').length;
+  console.log('events', summary.events, 'guard', isKnownEvent({ type: 'text', content: 'x' }), 'brand', brand, 'entries', loaded);
 });
 `;
 
+// The \`@ts-expect-error\` fails the build if the package's types were lost (\`any\` accepts anything).
 const consumerTs = `
 import { readFileSync } from 'node:fs';
 import { lastValueFrom } from 'rxjs';
-import { fromJsonl, isKnownEvent, EvoSciError, TimeoutError, type EvoEvent } from 'evosci-rx';
+import { fromJsonl, isKnownEvent, run, EvoSciError, TimeoutError, type EvoEvent } from 'evosci-rx';
 import { summarize, type RunSummary } from 'evosci-rx/operators';
 import * as events from 'evosci-rx/events';
+import { fakeEvoSci } from 'evosci-rx/testing';
+import { liveView } from 'evosci-rx/viewer';
+import { serveRuns } from 'evosci-rx/jetstream';
+import { traceRun } from 'evosci-rx/otel';
 const first: EvoEvent = { type: 'text', content: 'x' };
+// @ts-expect-error: not an event type
+const wrong: EvoEvent = { type: 'no-such-event' };
+void wrong;
 void lastValueFrom(fromJsonl(readFileSync(${transcript}, 'utf8')).pipe(summarize())).then((summary: RunSummary) => {
-  const brand = new TimeoutError('t') instanceof EvoSciError && events.EvoSciError === EvoSciError;
-  console.log('events', summary.events, 'guard', isKnownEvent(first), 'brand', brand);
+  const error: EvoSciError = new TimeoutError('t');
+  const brand = error instanceof EvoSciError && events.EvoSciError === EvoSciError && EvoSciError.is(error);
+  const entries: unknown[] = [run, summarize, events.decodeLine, fakeEvoSci, liveView, serveRuns, traceRun];
+  const loaded = entries.filter((f) => typeof f === 'function').length;
+  console.log('events', summary.events, 'guard', isKnownEvent(first), 'brand', brand, 'entries', loaded);
 });
 `;
+
+/**
+ * The TypeScript consumers, one small project each: NestJS's default settings (\`commonjs\`, which resolves as
+ * \`node10\`), \`node16\` and \`nodenext\` as CommonJS, and an ES-module app of a bundler. \`skipLibCheck: false\` also
+ * checks the package's declarations, in the mode that reads its \`.d.cts\` files as a CommonJS app would.
+ */
+const consumers = [
+  { name: 'commonjs', module: 'commonjs', moduleResolution: 'node10', skipLibCheck: true },
+  { name: 'node16', module: 'node16', moduleResolution: 'node16', skipLibCheck: true },
+  { name: 'node16-libcheck', module: 'node16', moduleResolution: 'node16', skipLibCheck: false },
+  { name: 'nodenext', module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: true },
+  { name: 'bundler-esm', module: 'esnext', moduleResolution: 'bundler', skipLibCheck: true },
+];
+
+/** Writes each consumer's project; the ES-module one's output folder says \`"type": "module"\` for Node. */
+function writeConsumers(project: string): string[] {
+  return consumers.map(({ name, ...options }) => {
+    const folder = join(project, `ts-${name}`);
+    mkdirSync(join(folder, 'out'), { recursive: true });
+    writeFileSync(join(folder, 'app.ts'), consumerTs);
+    const compilerOptions = {
+      ...options,
+      target: 'es2022',
+      lib: ['es2023'],
+      strict: true,
+      types: ['node'],
+      outDir: 'out',
+    };
+    writeFileSync(join(folder, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['app.ts'] }));
+    if (options.module === 'esnext') writeFileSync(join(folder, 'out/package.json'), '{ "type": "module" }');
+    return folder;
+  });
+}
+
+/** Builds every consumer in one tsc process, and returns each one's diagnostics (\`--verbose\` heads each project's). */
+async function buildConsumers(folders: string[]): Promise<Map<string, string>> {
+  const { stdout } = await exec(tsc, ['-b', '--verbose', ...folders], { cwd: root }).catch(
+    (error: { stdout: string }) => error,
+  );
+  const diagnostics = new Map<string, string>();
+  for (const section of stdout.split("Building project '").slice(1)) {
+    const folder = folders.find((f) => section.startsWith(join(f, 'tsconfig.json')))!;
+    diagnostics.set(
+      folder,
+      section
+        .split('\n')
+        .filter((line) => /error TS\d+/.test(line))
+        .join('\n'),
+    );
+  }
+  return diagnostics;
+}
 
 /** A project folder with the tarball unpacked as its `evosci-rx`, and the package's dependencies beside it. */
 async function consumerProject(tarball: string): Promise<string> {
@@ -64,6 +134,7 @@ async function consumerProject(tarball: string): Promise<string> {
 
 describe('CommonJS consumers of the packed package', () => {
   let project = '';
+  let built: Promise<Map<string, string>>;
 
   beforeAll(async () => {
     const packs = mkdtempSync(join(tmpdir(), 'evosci-rx-pack-'));
@@ -72,6 +143,9 @@ describe('CommonJS consumers of the packed package', () => {
     });
     const [packed] = JSON.parse(stdout) as { filename: string }[];
     project = await consumerProject(join(packs, packed!.filename));
+    built = buildConsumers(writeConsumers(project));
+    // Each test awaits it; a failed build is reported by the tests, not here.
+    built.catch(() => {});
   });
 
   it('require() loads every entry, and one error family is shared by all of them', async () => {
@@ -80,21 +154,13 @@ describe('CommonJS consumers of the packed package', () => {
     expect(stdout.trim()).toBe(expected());
   });
 
-  it.concurrent.each([
-    ['commonjs', 'node10'],
-    ['nodenext', 'nodenext'],
-  ])('a TypeScript app with module %s and moduleResolution %s compiles and runs', async (module, resolution) => {
-    const out = join(project, `out-${module}`);
-    writeFileSync(join(project, `app-${module}.ts`), consumerTs);
-    await exec(
-      tsc,
-      [
-        ...['--module', module, '--moduleResolution', resolution, '--target', 'es2022', '--strict', '--skipLibCheck'],
-        ...['--types', 'node', '--outDir', out, `app-${module}.ts`],
-      ],
-      { cwd: project },
-    );
-    const { stdout } = await exec(process.execPath, [join(out, `app-${module}.js`)], { cwd: project });
-    expect(stdout.trim()).toBe(expected());
-  });
+  it.concurrent.each(consumers)(
+    'a TypeScript app with module $module, moduleResolution $moduleResolution, skipLibCheck $skipLibCheck compiles and runs',
+    async ({ name }) => {
+      const folder = join(project, `ts-${name}`);
+      expect((await built).get(folder)).toBe('');
+      const { stdout } = await exec(process.execPath, [join(folder, 'out/app.js')], { cwd: project });
+      expect(stdout.trim()).toBe(expected());
+    },
+  );
 });
