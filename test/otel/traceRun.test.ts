@@ -6,10 +6,11 @@ import {
   MetricReader,
   type HistogramMetricData,
 } from '@opentelemetry/sdk-metrics';
-import { catchError, EMPTY, firstValueFrom, from, lastValueFrom, take, toArray } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catchError, EMPTY, firstValueFrom, from, lastValueFrom, map, take, toArray } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ExitError, fromJsonl, run } from '../../index.js';
 import { summarize } from '../../operators/index.js';
+import { RunTally } from '../../operators/RunTally.js';
 import { traceRun } from '../../otel/index.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixtureBytes, fixturePath } from '../support/collect.js';
@@ -38,6 +39,30 @@ describe('traceRun', () => {
       } as const;
       expectObservable(cold('-a--b-#', values).pipe(traceRun())).toBe('-a--b-#', values);
     });
+  });
+
+  it("takes each event once when summarize() follows it: the trace listens to the summary's tally", async () => {
+    const events = await lastValueFrom(research().pipe(toArray()));
+    const { provider, spans } = memoryTracing();
+    const push = vi.spyOn(RunTally.prototype, 'push');
+    try {
+      await lastValueFrom(from(events).pipe(traceRun({ tracerProvider: provider }), summarize()));
+      expect(push).toHaveBeenCalledTimes(events.length);
+      const followed = spans().length;
+      push.mockClear();
+      // With an operator between them, the trace keeps a tally of its own.
+      await lastValueFrom(
+        from(events).pipe(
+          traceRun({ tracerProvider: provider }),
+          map((e) => e),
+          summarize(),
+        ),
+      );
+      expect(push).toHaveBeenCalledTimes(2 * events.length);
+      expect(spans().length).toBe(2 * followed);
+    } finally {
+      push.mockRestore();
+    }
   });
 
   it('hands on the very objects it was given', async () => {
