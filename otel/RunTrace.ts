@@ -224,11 +224,7 @@ export class RunTrace implements TallyListener {
     const endedAt = this.settings.now();
     span.end(endedAt);
     if (status !== 'succeeded' && status !== 'failed') return;
-    this.settings.metrics?.operation(endedAt - startedAt, {
-      [AttributeName.operationName]: Operation.executeTool,
-      [AttributeName.toolName]: name,
-      ...(status === 'failed' ? { [AttributeName.errorType]: ErrorType.tool } : {}),
-    });
+    this.settings.metrics?.tool(endedAt - startedAt, name, status === 'failed');
   }
 
   /** `TallyListener`: a delegation started. */
