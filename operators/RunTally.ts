@@ -82,7 +82,7 @@ export class RunTally {
   private owner: Delegation | undefined;
   private readonly subagents = new DelegationTracker({
     start: (delegation) => {
-      this.delegations.push(delegation);
+      if (this.whole) this.delegations.push(delegation);
       this.listener?.delegationStarted(delegation);
     },
     event: (delegation) => (this.owner = delegation),
@@ -92,8 +92,18 @@ export class RunTally {
   private finished = false;
   private listener: TallyListener | undefined;
 
-  constructor(now: () => number) {
+  /** Whether it keeps what grows with the run, for `summary`: the text, and every invocation, delegation and panel dispatch. */
+  private readonly whole: boolean;
+
+  /**
+   * `summary: false`: a tally that only follows the run for a listener and
+   * its outcome, as a trace without `summarize()` keeps one; its memory is
+   * the trackers' (what is open), and its `summary` has counts, usage and
+   * outcome but no text and no lists.
+   */
+  constructor(now: () => number, options: { readonly summary?: boolean } = {}) {
     this.tools = new ToolCallTracker(now);
+    this.whole = options.summary ?? true;
   }
 
   /** Tells `listener` what the tally finds from now on (one listener: a later one replaces it). */
@@ -108,7 +118,7 @@ export class RunTally {
       case 'text':
         (this.textCount ??= this.counter('text')).n++;
         this.gates = NO_GATES;
-        this.text(event.content);
+        if (this.whole) this.text(event.content);
         return this;
       case 'subagent_text':
         (this.subagentTextCount ??= this.counter('subagent_text')).n++;
@@ -158,7 +168,7 @@ export class RunTally {
     if (this.finished) return;
     this.finished = true;
     for (const snapshot of this.tools.finish()) {
-      this.keep(snapshot);
+      if (this.whole) this.keep(snapshot);
       this.listener?.invocation(snapshot, undefined, undefined);
     }
     this.subagents.finish();
@@ -263,11 +273,17 @@ export class RunTally {
     this.subagents.take(event);
     const snapshot = this.tools.take(event);
     if (snapshot === undefined) return;
-    this.keep(snapshot);
+    if (this.whole) this.keep(snapshot);
     this.listener?.invocation(snapshot, event, this.owner);
   }
 
   private panel(event: PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
+    if (this.whole) this.keepPanel(event);
+    if (event.type === 'panel_dispatch_start') this.listener?.panelStarted(event);
+    else this.listener?.panelEnded(event);
+  }
+
+  private keepPanel(event: PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
     if (event.type === 'panel_dispatch_start') {
       this.panels.set(event.id, {
         id: event.id,
@@ -277,14 +293,12 @@ export class RunTally {
         description: event.description,
         status: 'unfinished',
       });
-      this.listener?.panelStarted(event);
       return;
     }
     const panel = this.panels.get(event.id) ?? this.unannouncedPanel(event.id, event.eval_id);
     panel.durationMs = event.duration_ms;
     if (event.type === 'panel_dispatch_complete') panel.status = 'completed';
     else Object.assign(panel, { status: 'failed', error: event.error });
-    this.listener?.panelEnded(event);
   }
 
   private keep(i: ToolInvocation): void {

@@ -66,10 +66,10 @@ export class RunTrace implements TallyListener {
   private readonly panels = new Map<string, Span>();
   private ended = false;
 
-  /** `tally`: the tally to follow; by default one of its own, fed by `push`. */
+  /** `tally`: the tally to follow; by default one of its own, fed by `push`, that keeps no summary. */
   constructor(
     private readonly settings: TraceSettings,
-    private readonly tally = new RunTally(settings.now),
+    private readonly tally = new RunTally(settings.now, { summary: false }),
   ) {
     this.startedAt = settings.now();
     this.root = settings.tracer.startSpan(

@@ -6,9 +6,21 @@ import {
   MetricReader,
   type HistogramMetricData,
 } from '@opentelemetry/sdk-metrics';
-import { catchError, EMPTY, firstValueFrom, from, lastValueFrom, map, take, toArray } from 'rxjs';
+import {
+  catchError,
+  concat,
+  EMPTY,
+  firstValueFrom,
+  from,
+  lastValueFrom,
+  map,
+  Subject,
+  take,
+  throwError,
+  toArray,
+} from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ExitError, fromJsonl, run } from '../../index.js';
+import { ExitError, fromJsonl, run, type EvoEvent } from '../../index.js';
 import { summarize } from '../../operators/index.js';
 import { RunTally } from '../../operators/RunTally.js';
 import { traceRun } from '../../otel/index.js';
@@ -63,6 +75,32 @@ describe('traceRun', () => {
     } finally {
       push.mockRestore();
     }
+  });
+
+  it('ends the run with the source when following the summary: failed on an error, incomplete when unsubscribed', async () => {
+    const events = await lastValueFrom(research().pipe(take(80), toArray()));
+    const failing = memoryTracing();
+    const cut = concat(
+      from(events),
+      throwError(() => new TypeError('cut')),
+    );
+    await expect(lastValueFrom(cut.pipe(traceRun({ tracerProvider: failing.provider }), summarize()))).rejects.toThrow(
+      'cut',
+    );
+    const failed = new SpanTree(failing.spans()).roots()[0]!;
+    expect(failed.attributes['error.type']).toBe('TypeError');
+    expect(failed.attributes['evosci.run.outcome']).toBe('failed');
+
+    const stopped = memoryTracing();
+    const source = new Subject<EvoEvent>();
+    const subscription = source.pipe(traceRun({ tracerProvider: stopped.provider }), summarize()).subscribe();
+    events.forEach((event) => source.next(event));
+    expect(stopped.spans().filter((s) => s.attributes['evosci.run.outcome'] !== undefined)).toEqual([]);
+    subscription.unsubscribe();
+    const tree = new SpanTree(stopped.spans());
+    expect(tree.roots().map((s) => s.attributes['evosci.run.outcome'])).toEqual(['incomplete']);
+    // The calls open when it stopped ended with it: as many spans as the failed run's, whose source ended there too.
+    expect(tree.spans.length).toBe(failing.spans().length);
   });
 
   it('hands on the very objects it was given', async () => {
