@@ -113,7 +113,11 @@ export class DelegationTracker {
   constructor(private readonly sink: DelegationSink) {}
 
   push(event: EvoEvent | UnknownEvent): void {
-    if (!isKnownEvent(event)) return;
+    if (isKnownEvent(event)) this.take(event);
+  }
+
+  /** `push` for an event already known not to be an `UnknownEvent`. */
+  take(event: EvoEvent): void {
     switch (event.type) {
       case 'tool_call':
         if (event.name === 'task') this.taskCall(event.id, event.args);

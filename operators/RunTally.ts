@@ -1,6 +1,7 @@
 import type {
   AskUserEvent,
   EvoEvent,
+  EvoEventType,
   InterruptEvent,
   PanelDispatchCompleteEvent,
   PanelDispatchErrorEvent,
@@ -13,6 +14,7 @@ import type {
 } from '../src/events.js';
 import { DelegationTracker, type Delegation } from './DelegationTracker.js';
 import type { InvocationSummary, PanelDispatchSummary, RunOutcome, RunSummary } from './summarize.js';
+import type { UsageTotals } from './sumUsage.js';
 import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
 
 const NO_GATES: readonly (InterruptEvent | AskUserEvent)[] = [];
@@ -22,21 +24,48 @@ const TEXT_BATCH = 512;
 
 type PanelDispatch = { -readonly [K in keyof PanelDispatchSummary]: PanelDispatchSummary[K] };
 
+/** A count of one event type; the tally holds the hot types' counters in fields. */
+interface Counter {
+  n: number;
+}
+
+/**
+ * What a `RunTally` tells as it pairs and groups: how `traceRun` follows a
+ * run from the tally `summarize()` keeps anyway, instead of pairing and
+ * grouping every event a second time. Called while the tally takes the event
+ * (or, for what is still open, when it finishes).
+ */
+export interface TallyListener {
+  /** A new snapshot of an invocation; `event` is what made it (none when the run ended), `delegation` the sub-agent it ran in. */
+  invocation(invocation: ToolInvocation, event: EvoEvent | undefined, delegation: Delegation | undefined): void;
+  delegationStarted(delegation: Delegation): void;
+  delegationEnded(delegation: Delegation): void;
+  panelStarted(event: PanelDispatchStartEvent): void;
+  panelEnded(event: PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void;
+}
+
 /**
  * What a run has shown so far, for `summarize`: one per subscription, fed
  * every event, asked for the `RunSummary` at the end. A plain class, testable
  * without Rx; it pairs and groups through the same trackers as
- * `pairToolCalls` and `groupSubagents`.
+ * `pairToolCalls` and `groupSubagents`, and tells a `TallyListener` what they
+ * find.
+ *
+ * Each event costs one `switch`: the hot types (text deltas are most of a
+ * run) are counted in fields, the rest by name in a map.
  */
 export class RunTally {
   private events = 0;
-  /** Per type, a counter object: one lookup per event, no second one to store the sum. */
-  private readonly counts = new Map<string, { n: number }>();
+  /** Counters by wire type, in first-seen order: what `counts` is built from. */
+  private readonly counts = new Map<string, Counter>();
+  private textCount: Counter | undefined;
+  private thinkingCount: Counter | undefined;
+  private subagentTextCount: Counter | undefined;
   private readonly textParts: string[] = [];
   private deltas: string[] = [];
   private inputTokens = 0;
   private outputTokens = 0;
-  private response: string | undefined;
+  private done: string | undefined;
   private readonly errors: string[] = [];
   private readonly interrupts: InterruptEvent[] = [];
   private readonly questions: AskUserEvent[] = [];
@@ -49,78 +78,109 @@ export class RunTally {
   private readonly invocations = new Map<string, InvocationSummary | undefined>();
   private readonly tools: ToolCallTracker;
   private readonly delegations: Delegation[] = [];
+  /** The delegation the event being taken went to. */
+  private owner: Delegation | undefined;
   private readonly subagents = new DelegationTracker({
-    start: (delegation) => this.delegations.push(delegation),
-    event: () => undefined,
-    end: () => undefined,
+    start: (delegation) => {
+      if (this.whole) this.delegations.push(delegation);
+      this.listener?.delegationStarted(delegation);
+    },
+    event: (delegation) => (this.owner = delegation),
+    end: (delegation) => this.listener?.delegationEnded(delegation),
   });
   private readonly panels = new Map<string, PanelDispatch>();
+  private finished = false;
+  private listener: TallyListener | undefined;
 
-  constructor(now: () => number) {
+  /** Whether it keeps what grows with the run, for `summary`: the text, and every invocation, delegation and panel dispatch. */
+  private readonly whole: boolean;
+
+  /**
+   * `summary: false`: a tally that only follows the run for a listener and
+   * its outcome, as a trace without `summarize()` keeps one; its memory is
+   * the trackers' (what is open), and its `summary` has counts, usage and
+   * outcome but no text and no lists.
+   */
+  constructor(now: () => number, options: { readonly summary?: boolean } = {}) {
     this.tools = new ToolCallTracker(now);
+    this.whole = options.summary ?? true;
+  }
+
+  /** Tells `listener` what the tally finds from now on (one listener: a later one replaces it). */
+  listen(listener: TallyListener): void {
+    this.listener = listener;
   }
 
   /** Takes one event into account; returns itself, for `reduce`. */
   push(event: EvoEvent | UnknownEvent): this {
     this.events++;
-    this.count(event.type === 'unknown' ? event.wireType : event.type);
-    if (event.type === 'unknown') return this;
     switch (event.type) {
       case 'text':
+        (this.textCount ??= this.counter('text')).n++;
         this.gates = NO_GATES;
-        this.text(event.content);
-        break;
-      case 'usage_stats':
-        this.inputTokens += event.input_tokens;
-        this.outputTokens += event.output_tokens;
-        break;
-      case 'done':
-        this.response = event.response;
-        break;
-      case 'error':
-        this.errors.push(event.message);
-        break;
-      case 'interrupt':
-      case 'ask_user':
-        this.gate(event);
-        break;
-      case 'tool_call':
-      case 'tool_result':
-      case 'subagent_tool_call':
-      case 'subagent_tool_result':
-        // A call after a question is the run going on: it was answered.
-        this.gates = NO_GATES;
-        this.tool(event);
-        break;
-      case 'subagent_start':
-      case 'subagent_end':
+        if (this.whole) this.text(event.content);
+        return this;
       case 'subagent_text':
-        this.tools.push(event);
-        this.subagents.push(event);
-        break;
-      case 'panel_dispatch_start':
-      case 'panel_dispatch_complete':
-      case 'panel_dispatch_error':
-        this.panel(event);
-        break;
+        (this.subagentTextCount ??= this.counter('subagent_text')).n++;
+        this.owner = undefined;
+        this.subagents.take(event);
+        return this;
+      case 'thinking':
+        (this.thinkingCount ??= this.counter('thinking')).n++;
+        return this;
+      case 'unknown':
+        this.count(event.wireType);
+        return this;
+      default:
+        this.count(event.type);
+        this.other(event);
+        return this;
     }
-    return this;
+  }
+
+  /** The main agent's token totals so far. */
+  get usage(): UsageTotals {
+    const { inputTokens, outputTokens } = this;
+    return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
+  }
+
+  /** `done.response`, once it has arrived. */
+  get response(): string | undefined {
+    return this.done;
+  }
+
+  /** The message of the first `error` event. */
+  get firstError(): string | undefined {
+    return this.errors[0];
+  }
+
+  /** How the run ended, if it ended now. */
+  outcome(): RunOutcome {
+    return outcomeOf(this.errors.length > 0, this.done !== undefined, this.gates.length > 0);
+  }
+
+  /**
+   * Closes what is still open: invocations (`awaiting-input` if the run asked
+   * about them, else `unfinished`) and delegations. Once: `summary` calls it
+   * too, and whoever calls it first sets the end.
+   */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    for (const snapshot of this.tools.finish()) {
+      if (this.whole) this.keep(snapshot);
+      this.listener?.invocation(snapshot, undefined, undefined);
+    }
+    this.subagents.finish();
   }
 
   summary(): RunSummary {
-    for (const snapshot of this.tools.finish()) this.keep(snapshot);
-    this.subagents.finish();
-    const pendingApprovals = this.gates.filter((g): g is InterruptEvent => g.type === 'interrupt');
-    const pendingQuestions = this.gates.filter((g): g is AskUserEvent => g.type === 'ask_user');
+    this.finish();
     return {
-      outcome: outcomeOf(this.errors.length > 0, this.response !== undefined, this.gates.length > 0),
-      response: this.response,
+      outcome: this.outcome(),
+      response: this.done,
       text: this.textParts.join('') + this.deltas.join(''),
-      usage: {
-        inputTokens: this.inputTokens,
-        outputTokens: this.outputTokens,
-        totalTokens: this.inputTokens + this.outputTokens,
-      },
+      usage: this.usage,
       invocations: [...this.invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
       delegations: this.delegations.map((d) => ({
         key: d.key,
@@ -136,20 +196,61 @@ export class RunTally {
       errors: this.errors,
       interrupts: this.interrupts,
       questions: this.questions,
-      pendingApprovals,
-      pendingQuestions,
+      pendingApprovals: this.gates.filter((g): g is InterruptEvent => g.type === 'interrupt'),
+      pendingQuestions: this.gates.filter((g): g is AskUserEvent => g.type === 'ask_user'),
       counts: Object.fromEntries([...this.counts].map(([type, { n }]) => [type, n])),
       events: this.events,
     };
   }
 
-  private count(type: string): void {
-    let count = this.counts.get(type);
-    if (count === undefined) {
-      count = { n: 0 };
-      this.counts.set(type, count);
+  /** The known types other than the hot ones. */
+  private other(event: EvoEvent): void {
+    switch (event.type) {
+      case 'usage_stats':
+        this.inputTokens += event.input_tokens;
+        this.outputTokens += event.output_tokens;
+        return;
+      case 'done':
+        this.done = event.response;
+        return;
+      case 'error':
+        this.errors.push(event.message);
+        return;
+      case 'interrupt':
+      case 'ask_user':
+        return this.gate(event);
+      case 'tool_call':
+      case 'tool_result':
+      case 'subagent_tool_call':
+      case 'subagent_tool_result':
+        // A call after a question is the run going on: it was answered.
+        this.gates = NO_GATES;
+        return this.tool(event);
+      case 'subagent_start':
+      case 'subagent_end':
+        this.tools.take(event);
+        this.subagents.take(event);
+        return;
+      case 'panel_dispatch_start':
+      case 'panel_dispatch_complete':
+      case 'panel_dispatch_error':
+        return this.panel(event);
+      default:
+        return;
     }
-    count.n++;
+  }
+
+  /** A new counter for `type`, in first-seen order. */
+  private counter(type: EvoEventType): Counter {
+    const counter = { n: 0 };
+    this.counts.set(type, counter);
+    return counter;
+  }
+
+  private count(type: string): void {
+    const counter = this.counts.get(type);
+    if (counter === undefined) this.counts.set(type, { n: 1 });
+    else counter.n++;
   }
 
   private text(delta: string): void {
@@ -163,16 +264,26 @@ export class RunTally {
     if (event.type === 'interrupt') this.interrupts.push(event);
     else this.questions.push(event);
     this.gates = [...this.gates, event];
-    this.tools.push(event);
+    this.tools.take(event);
   }
 
+  /** Grouped first: a sub-agent's call belongs to a delegation that may start with it. */
   private tool(event: ToolCallEvent | ToolResultEvent | SubagentToolCallEvent | SubagentToolResultEvent): void {
-    const snapshot = this.tools.push(event);
-    if (snapshot) this.keep(snapshot);
-    this.subagents.push(event);
+    this.owner = undefined;
+    this.subagents.take(event);
+    const snapshot = this.tools.take(event);
+    if (snapshot === undefined) return;
+    if (this.whole) this.keep(snapshot);
+    this.listener?.invocation(snapshot, event, this.owner);
   }
 
   private panel(event: PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
+    if (this.whole) this.keepPanel(event);
+    if (event.type === 'panel_dispatch_start') this.listener?.panelStarted(event);
+    else this.listener?.panelEnded(event);
+  }
+
+  private keepPanel(event: PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
     if (event.type === 'panel_dispatch_start') {
       this.panels.set(event.id, {
         id: event.id,
@@ -195,18 +306,7 @@ export class RunTally {
       if (!this.invocations.has(i.key)) this.invocations.set(i.key, undefined);
       return;
     }
-    this.invocations.set(i.key, {
-      key: i.key,
-      id: i.id,
-      name: i.name,
-      args: i.args,
-      subagent: i.subagent,
-      instanceId: i.instanceId,
-      status: i.status,
-      error: i.status === 'failed' ? i.result : undefined,
-      startedAt: i.startedAt,
-      endedAt: i.endedAt,
-    });
+    this.invocations.set(i.key, invocationSummary(i));
   }
 
   /** A completion whose start this stream did not show. */
@@ -215,6 +315,22 @@ export class RunTally {
     this.panels.set(id, panel);
     return panel;
   }
+}
+
+/** A closed invocation as a `RunSummary` keeps it: its final state, the result only when it failed. */
+export function invocationSummary(i: ToolInvocation): InvocationSummary {
+  return {
+    key: i.key,
+    id: i.id,
+    name: i.name,
+    args: i.args,
+    subagent: i.subagent,
+    instanceId: i.instanceId,
+    status: i.status,
+    error: i.status === 'failed' ? i.result : undefined,
+    startedAt: i.startedAt,
+    endedAt: i.endedAt,
+  };
 }
 
 /** The rule of `RunOutcome`: an `error` event fails a run, no `done` leaves it incomplete, a question nothing went past needs input. */

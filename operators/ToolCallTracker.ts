@@ -123,9 +123,25 @@ function scopeOf(event: Call | Result): Scope {
   return { subagent: event.subagent, instanceId: instance === undefined || instance === '' ? undefined : instance };
 }
 
-/** An invocation's key: a JSON tuple, so that no id, name or instance can make two scopes' keys meet. */
+/** A string JSON writes as it is, between quotes: no quote, backslash, control character or surrogate. */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON escapes
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/** A string as JSON: most ids and names are plain, and quoting them needs no serialiser. */
+function quoted(text: string): string {
+  return PLAIN.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
+/**
+ * An invocation's key: the JSON tuple `[instanceId, subagent, id]`, so that
+ * no id, name or instance can make two scopes' keys meet. Written piece by
+ * piece: a key is made for every call and result.
+ */
 function keyOf(scope: Scope, id: string | number): string {
-  return JSON.stringify([scope.instanceId ?? null, scope.subagent ?? null, id]);
+  const tail = typeof id === 'number' ? `${id}]` : `${quoted(id)}]`;
+  if (scope === MAIN) return `[null,null,${tail}`;
+  const { instanceId, subagent } = scope;
+  return `[${instanceId === undefined ? 'null' : quoted(instanceId)},${subagent === undefined ? 'null' : quoted(subagent)},${tail}`;
 }
 
 /**
@@ -160,7 +176,11 @@ export class ToolCallTracker {
 
   /** Feeds one event; returns the snapshot it produced, if any. */
   push(event: EvoEvent | UnknownEvent): ToolInvocation | undefined {
-    if (!isKnownEvent(event)) return undefined;
+    return isKnownEvent(event) ? this.take(event) : undefined;
+  }
+
+  /** `push` for an event already known not to be an `UnknownEvent`. */
+  take(event: EvoEvent): ToolInvocation | undefined {
     switch (event.type) {
       case 'tool_call':
       case 'subagent_tool_call':

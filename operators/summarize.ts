@@ -1,6 +1,17 @@
-import { asyncScheduler, defer, map, reduce, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import {
+  asyncScheduler,
+  defer,
+  finalize,
+  map,
+  reduce,
+  tap,
+  type Observable,
+  type OperatorFunction,
+  type SchedulerLike,
+} from 'rxjs';
 import type { AskUserEvent, EvoEvent, InterruptEvent, UnknownEvent } from '../src/events.js';
 import type { Delegation } from './DelegationTracker.js';
+import { Followed, type TallyFollower } from './Followed.js';
 import { RunTally } from './RunTally.js';
 import type { UsageTotals } from './sumUsage.js';
 import type { ToolInvocation } from './ToolCallTracker.js';
@@ -100,6 +111,9 @@ export interface RunSummary {
  * An error of the source is passed on and no summary is emitted; to summarize
  * a failed run, catch first: `run$.pipe(catchError(() => EMPTY), summarize())`.
  *
+ * Right after `traceRun()`, the trace follows this summary's tally rather
+ * than keeping its own: each event is taken once, for both.
+ *
  * ```ts
  * const summary = await lastValueFrom(run$.pipe(summarize()));
  * if (summary.outcome === 'needs-input') console.log(summary.pendingQuestions);
@@ -115,10 +129,39 @@ export function summarize(
 ): OperatorFunction<EvoEvent | UnknownEvent, RunSummary> {
   const scheduler = options.scheduler ?? asyncScheduler;
   return (source) =>
-    defer(() =>
-      source.pipe(
-        reduce((tally, event) => tally.push(event), new RunTally(() => scheduler.now())),
-        map((tally) => tally.summary()),
-      ),
-    );
+    defer(() => {
+      const tally = new RunTally(() => scheduler.now());
+      if (!(source instanceof Followed)) return tallied(source, tally);
+      const { upstream, follow } = source as Followed<EvoEvent | UnknownEvent>;
+      const follower = follow(tally);
+      return follower === undefined ? tallied(upstream, tally) : followed(upstream, tally, follower);
+    });
+}
+
+function tallied(events$: Observable<EvoEvent | UnknownEvent>, tally: RunTally): Observable<RunSummary> {
+  return events$.pipe(
+    reduce((t, event) => t.push(event), tally),
+    map((t) => t.summary()),
+  );
+}
+
+/**
+ * The summary, with a follower listening to its tally. Told how the run
+ * ended after the `reduce`, where that costs nothing per event; told it
+ * completed before the summary is made, as it would be before `summarize`.
+ */
+function followed(
+  events$: Observable<EvoEvent | UnknownEvent>,
+  tally: RunTally,
+  follower: TallyFollower,
+): Observable<RunSummary> {
+  return events$.pipe(
+    reduce((t, event) => t.push(event), tally),
+    tap({ error: (error: unknown) => follower.fail(error) }),
+    map((t) => {
+      follower.complete();
+      return t.summary();
+    }),
+    finalize(() => follower.close()),
+  );
 }

@@ -1,5 +1,5 @@
 import { createNoopMeter, type Attributes, type Histogram, type Meter } from '@opentelemetry/api';
-import { AttributeName, DURATION_BUCKETS, Metric, Operation, TOKEN_BUCKETS } from './conventions.js';
+import { AttributeName, DURATION_BUCKETS, ErrorType, Metric, Operation, TOKEN_BUCKETS } from './conventions.js';
 
 /** The class of the API's no-op histogram: what a meter gives when no SDK is registered. */
 const NoopHistogram = createNoopMeter().createHistogram('noop').constructor;
@@ -14,6 +14,8 @@ export class RunMetrics {
 
   private readonly tokens: Histogram;
   private readonly duration: Histogram;
+  /** The attributes of a tool call's measurement, by tool name and then failed or not: built once per tool. */
+  private readonly toolAttributes = new Map<string, readonly [Attributes, Attributes]>();
 
   private constructor(
     meter: Meter,
@@ -43,8 +45,23 @@ export class RunMetrics {
     this.tokens.record(output, { ...attributes, [AttributeName.tokenType]: 'output' });
   }
 
-  /** How long a run or a finished tool call took, in seconds. */
+  /** How long a run took, in seconds. */
   operation(ms: number, attributes: Attributes): void {
     this.duration.record(Math.max(0, ms) / 1000, { ...this.common, ...attributes });
+  }
+
+  /** How long a finished tool call took, in seconds: a run makes many, of a few tools. */
+  tool(ms: number, name: string, failed: boolean): void {
+    let attributes = this.toolAttributes.get(name);
+    if (attributes === undefined) {
+      const ok = {
+        ...this.common,
+        [AttributeName.operationName]: Operation.executeTool,
+        [AttributeName.toolName]: name,
+      };
+      attributes = [ok, { ...ok, [AttributeName.errorType]: ErrorType.tool }];
+      this.toolAttributes.set(name, attributes);
+    }
+    this.duration.record(Math.max(0, ms) / 1000, attributes[failed ? 1 : 0]);
   }
 }

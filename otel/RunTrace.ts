@@ -7,19 +7,18 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import {
-  isKnownEvent,
-  type EvoEvent,
-  type PanelDispatchCompleteEvent,
-  type PanelDispatchErrorEvent,
-  type PanelDispatchStartEvent,
-  type UnknownEvent,
+import type {
+  EvoEvent,
+  PanelDispatchCompleteEvent,
+  PanelDispatchErrorEvent,
+  PanelDispatchStartEvent,
+  UnknownEvent,
 } from '../src/events.js';
-import { DelegationTracker, type Delegation } from '../operators/DelegationTracker.js';
-import { ToolCallTracker, type ToolInvocation } from '../operators/ToolCallTracker.js';
+import type { Delegation } from '../operators/DelegationTracker.js';
+import { RunTally, type TallyListener } from '../operators/RunTally.js';
+import type { ToolInvocation } from '../operators/ToolCallTracker.js';
 import type { ContentPolicy } from './content.js';
 import { AttributeName, ErrorType, Operation } from './conventions.js';
-import { RunOutcomeTracker } from './RunOutcomeTracker.js';
 import type { RunMetrics } from './RunMetrics.js';
 
 /** What one trace needs, resolved from `TraceRunOptions` at subscription. */
@@ -39,32 +38,39 @@ export interface TraceSettings {
 /** An error message on a span status: enough to recognise it, never a whole stderr. */
 const MAX_STATUS_MESSAGE = 1024;
 
+/** An open tool call's span, and when it started on the trace's clock. */
+interface ToolSpan {
+  readonly span: Span;
+  readonly startedAt: number;
+}
+
 /**
  * The spans of one run while it streams: the run's `invoke_agent` span, an
  * `execute_tool` span per invocation, an `invoke_agent` span per delegation
  * under its `task` call and per panel dispatch under its `code_interpreter`
- * call. Pairing and grouping are the trackers `summarize` uses, so the tree
- * has its invocations and delegations. Spans end as their calls end; what is
- * still open when the run ends, ends with it.
+ * call. It takes no event itself: it listens to a `RunTally`, the one
+ * `summarize()` keeps when it follows `traceRun()`, else one of its own, so
+ * the tree has the summary's invocations and delegations and an event that
+ * opens or closes nothing (a text delta) costs the trace nothing. Spans end as
+ * their calls end; what is still open when the run ends, ends with it.
  */
-export class RunTrace {
+export class RunTrace implements TallyListener {
   private readonly root: Span;
   private readonly rootContext: Context;
   private readonly startedAt: number;
-  private readonly tools: ToolCallTracker;
-  private readonly delegations: DelegationTracker;
-  private readonly outcome = new RunOutcomeTracker();
   /** Open invocations' spans, by key. */
-  private readonly toolSpans = new Map<string, Span>();
+  private readonly toolSpans = new Map<string, ToolSpan>();
   /** Open main-agent calls' spans by wire id: where delegations and panel dispatches nest. */
   private readonly mainCalls = new Map<string, Span>();
   private readonly delegationSpans = new Map<Delegation, Span>();
   private readonly panels = new Map<string, Span>();
-  /** The delegation that the event being taken belongs to. */
-  private owner: Delegation | undefined;
   private ended = false;
 
-  constructor(private readonly settings: TraceSettings) {
+  /** `tally`: the tally to follow; by default one of its own, fed by `push`, that keeps no summary. */
+  constructor(
+    private readonly settings: TraceSettings,
+    private readonly tally = new RunTally(settings.now, { summary: false }),
+  ) {
     this.startedAt = settings.now();
     this.root = settings.tracer.startSpan(
       `${Operation.invokeAgent} ${settings.agentName}`,
@@ -80,12 +86,7 @@ export class RunTrace {
       settings.parent,
     );
     this.rootContext = trace.setSpan(settings.parent, this.root);
-    this.tools = new ToolCallTracker(settings.now);
-    this.delegations = new DelegationTracker({
-      start: (delegation) => this.startDelegation(delegation),
-      event: (delegation) => (this.owner = delegation),
-      end: (delegation) => this.endDelegation(delegation),
-    });
+    if (this.recording) tally.listen(this);
   }
 
   /** Whether anything is kept of this run: its span is recorded, or its histograms are. */
@@ -93,29 +94,9 @@ export class RunTrace {
     return this.root.isRecording() || this.settings.metrics !== undefined;
   }
 
-  /** Takes one event of the run. */
+  /** Takes one event of the run into its tally. */
   push(event: EvoEvent | UnknownEvent): void {
-    if (this.ended || !isKnownEvent(event)) return;
-    this.outcome.push(event);
-    switch (event.type) {
-      case 'panel_dispatch_start':
-        return this.startPanel(event);
-      case 'panel_dispatch_complete':
-      case 'panel_dispatch_error':
-        return this.endPanel(event);
-      // Text, thinking and usage make no span: most events stop here.
-      case 'text':
-      case 'thinking':
-      case 'usage_stats':
-      case 'done':
-        return;
-      default: {
-        this.owner = undefined;
-        this.delegations.push(event);
-        const snapshot = this.tools.push(event);
-        if (snapshot !== undefined) this.invocation(snapshot, event);
-      }
-    }
+    if (!this.ended) this.tally.push(event);
   }
 
   /** The source completed. */
@@ -136,26 +117,23 @@ export class RunTrace {
   private end(error: unknown): void {
     if (this.ended) return;
     this.ended = true;
-    for (const snapshot of this.tools.finish()) this.invocation(snapshot, undefined);
-    this.delegations.finish();
+    this.tally.finish();
     const now = this.settings.now();
     for (const span of this.panels.values()) {
       span.setAttribute(AttributeName.panelStatus, 'unfinished');
       span.end(now);
     }
     this.panels.clear();
-    const { inputTokens, outputTokens } = this.outcome;
-    const outcome = error === undefined ? this.outcome.outcome() : 'failed';
+    const { inputTokens, outputTokens } = this.tally.usage;
+    const outcome = error === undefined ? this.tally.outcome() : 'failed';
     this.root.setAttributes({
       [AttributeName.inputTokens]: inputTokens,
       [AttributeName.outputTokens]: outputTokens,
       [AttributeName.outcome]: outcome,
     });
-    if (this.settings.content.on && this.outcome.response !== undefined)
-      this.root.setAttribute(
-        AttributeName.outputMessages,
-        this.settings.content.message('assistant', this.outcome.response),
-      );
+    const response = this.tally.response;
+    if (this.settings.content.on && response !== undefined)
+      this.root.setAttribute(AttributeName.outputMessages, this.settings.content.message('assistant', response));
     const errorType = this.markFailure(error);
     this.root.end(now);
     this.settings.metrics?.usage(this.settings.agentName, inputTokens, outputTokens);
@@ -177,7 +155,7 @@ export class RunTrace {
       this.markError(this.root, type, message);
       return type;
     }
-    const first = this.outcome.firstError;
+    const first = this.tally.firstError;
     if (first === undefined) return undefined;
     this.markError(this.root, ErrorType.agent, first);
     return ErrorType.agent;
@@ -193,23 +171,24 @@ export class RunTrace {
     return this.settings.tracer.startSpan(name, { kind: SpanKind.INTERNAL, startTime, attributes }, context);
   }
 
-  private invocation(invocation: ToolInvocation, event: EvoEvent | undefined): void {
-    const span = this.toolSpans.get(invocation.key);
+  /** `TallyListener`: an invocation opened, changed or closed. */
+  invocation(invocation: ToolInvocation, event: EvoEvent | undefined, delegation: Delegation | undefined): void {
+    const open = this.toolSpans.get(invocation.key);
     if (invocation.status === 'running') {
-      if (span === undefined) this.openTool(invocation);
+      if (open === undefined) this.openTool(invocation, delegation);
       else if (this.settings.content.on)
-        span.setAttribute(AttributeName.toolCallArguments, this.settings.content.json(invocation.args));
+        open.span.setAttribute(AttributeName.toolCallArguments, this.settings.content.json(invocation.args));
       return;
     }
-    if (span !== undefined) return this.closeTool(span, invocation);
+    if (open !== undefined) return this.closeTool(open, invocation);
     // The call of a result that came first (made before a `--resume`): that invocation's span has ended.
     if (event?.type === 'tool_call' || event?.type === 'subagent_tool_call') return;
-    this.closeTool(this.openTool(invocation), invocation);
+    this.closeTool(this.openTool(invocation, delegation), invocation);
   }
 
-  private openTool(invocation: ToolInvocation): Span {
+  private openTool(invocation: ToolInvocation, delegation: Delegation | undefined): ToolSpan {
     const { key, id, name, subagent, instanceId } = invocation;
-    const parent = subagent === undefined || !this.owner ? undefined : this.delegationSpans.get(this.owner);
+    const parent = subagent === undefined || !delegation ? undefined : this.delegationSpans.get(delegation);
     const attributes: Attributes = {
       [AttributeName.operationName]: Operation.executeTool,
       [AttributeName.toolName]: name,
@@ -219,13 +198,16 @@ export class RunTrace {
     if (instanceId !== undefined) attributes[AttributeName.instanceId] = instanceId;
     if (this.settings.content.on)
       attributes[AttributeName.toolCallArguments] = this.settings.content.json(invocation.args);
-    const span = this.startSpan(`${Operation.executeTool} ${name}`, parent, attributes, invocation.startedAt);
-    this.toolSpans.set(key, span);
+    // The trace's own clock: the tally's may be `summarize()`'s scheduler.
+    const startedAt = this.settings.now();
+    const span = this.startSpan(`${Operation.executeTool} ${name}`, parent, attributes, startedAt);
+    const open = { span, startedAt };
+    this.toolSpans.set(key, open);
     if (subagent === undefined && id !== '') this.mainCalls.set(id, span);
-    return span;
+    return open;
   }
 
-  private closeTool(span: Span, invocation: ToolInvocation): void {
+  private closeTool({ span, startedAt }: ToolSpan, invocation: ToolInvocation): void {
     const { key, id, name, status, result } = invocation;
     this.toolSpans.delete(key);
     if (invocation.subagent === undefined && this.mainCalls.get(id) === span) this.mainCalls.delete(id);
@@ -239,17 +221,14 @@ export class RunTrace {
       );
     else if (status === 'succeeded' && content.on && result !== undefined)
       span.setAttribute(AttributeName.toolCallResult, content.text(result));
-    const endedAt = invocation.endedAt ?? this.settings.now();
+    const endedAt = this.settings.now();
     span.end(endedAt);
     if (status !== 'succeeded' && status !== 'failed') return;
-    this.settings.metrics?.operation(endedAt - invocation.startedAt, {
-      [AttributeName.operationName]: Operation.executeTool,
-      [AttributeName.toolName]: name,
-      ...(status === 'failed' ? { [AttributeName.errorType]: ErrorType.tool } : {}),
-    });
+    this.settings.metrics?.tool(endedAt - startedAt, name, status === 'failed');
   }
 
-  private startDelegation(delegation: Delegation): void {
+  /** `TallyListener`: a delegation started. */
+  delegationStarted(delegation: Delegation): void {
     const parent = delegation.taskCallId === undefined ? undefined : this.mainCalls.get(delegation.taskCallId);
     const agent = delegation.subagentType ?? delegation.name;
     const attributes: Attributes = {
@@ -261,7 +240,8 @@ export class RunTrace {
     this.delegationSpans.set(delegation, span);
   }
 
-  private endDelegation(delegation: Delegation): void {
+  /** `TallyListener`: a delegation ended, or the run did. */
+  delegationEnded(delegation: Delegation): void {
     const span = this.delegationSpans.get(delegation);
     if (span === undefined) return;
     this.delegationSpans.delete(delegation);
@@ -274,7 +254,8 @@ export class RunTrace {
     span.end(this.settings.now());
   }
 
-  private startPanel(event: PanelDispatchStartEvent): void {
+  /** `TallyListener`: a panel dispatch started. */
+  panelStarted(event: PanelDispatchStartEvent): void {
     const attributes: Attributes = {
       [AttributeName.operationName]: Operation.invokeAgent,
       [AttributeName.agentName]: event.subagent_type,
@@ -288,7 +269,8 @@ export class RunTrace {
     this.panels.set(event.id, this.startSpan(name, this.mainCalls.get(event.eval_id), attributes, this.settings.now()));
   }
 
-  private endPanel(event: PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
+  /** `TallyListener`: a panel dispatch completed or failed. */
+  panelEnded(event: PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
     const now = this.settings.now();
     const span =
       this.panels.get(event.id) ??

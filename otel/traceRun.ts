@@ -9,7 +9,8 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
-import { defer, finalize, tap, type OperatorFunction } from 'rxjs';
+import type { OperatorFunction } from 'rxjs';
+import { Followed } from '../operators/Followed.js';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import { ContentPolicy, type CaptureContent } from './content.js';
 import { AttributeName } from './conventions.js';
@@ -63,6 +64,9 @@ const monotonicNow = (): number => origin + performance.now();
  * recorded unless `captureContent` says so. Each subscription is one trace.
  * A run whose span is not recorded (no SDK registered, or sampled out), with
  * no SDK meter either, is passed through untouched: it costs nothing.
+ * Pairing and grouping are `summarize()`'s: followed directly by
+ * `summarize()`, the trace listens to the summary's tally, and each event is
+ * taken once for both; anywhere else, it keeps a tally of its own.
  *
  * ```ts
  * run({ prompt }).pipe(traceRun({ prompt, providerName: 'anthropic' }), summarize());
@@ -80,14 +84,10 @@ const monotonicNow = (): number => origin + performance.now();
 export function traceRun<T extends EvoEvent | UnknownEvent>(options: TraceRunOptions = {}): OperatorFunction<T, T> {
   const content = new ContentPolicy(options.captureContent);
   return (source) =>
-    defer(() => {
-      const run = new RunTrace(settingsOf(options, content));
-      // No span recorded (no SDK, or sampled out) and no histogram kept: nothing to track.
-      if (!run.recording) return source;
-      return source.pipe(
-        tap({ next: (event) => run.push(event), complete: () => run.complete(), error: (err) => run.fail(err) }),
-        finalize(() => run.close()),
-      );
+    new Followed(source, (tally) => {
+      const run = new RunTrace(settingsOf(options, content), tally);
+      // No span recorded (no SDK, or sampled out) and no histogram kept: nothing to follow.
+      return run.recording ? run : undefined;
     });
 }
 

@@ -7,6 +7,8 @@
  *                    exporter that counts and drops the spans, and a MeterProvider with a reader
  *   (d) +tracer      (c) without the MeterProvider: spans only
  *   (e) +meter       the MeterProvider of (c) and the API's no-op tracer: the bookkeeping without spans
+ *   (f) SDK floor    (a), then the spans and histogram records of (c) made straight from the summary with the
+ *                    SDK of (c): what the SDK itself costs for this run, with no per-event work at all
  *
  * One untimed warm-up pass of each, then N interleaved rounds (a b c a b c …)
  * with a full GC before each timed pass; medians reported. Every variant must
@@ -29,6 +31,7 @@ import {
   type ReadableSpan,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
+import { context, trace, type Attributes } from '@opentelemetry/api';
 import { lastValueFrom, type MonoTypeOperatorFunction } from 'rxjs';
 import { fromJsonl, type EvoEvent, type UnknownEvent } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
@@ -83,6 +86,41 @@ class Sdk {
   }
 }
 
+/**
+ * The spans and measurements a trace of `summary` has, made one after another
+ * with the SDK: a span per invocation (one attribute set at its end, a
+ * duration recorded if it finished), per delegation and per panel dispatch.
+ */
+function sdkFloor(sdk: Sdk, summary: RunSummary): void {
+  const tracer = sdk.tracerProvider.getTracer('floor');
+  const duration = sdk.meterProvider.getMeter('floor').createHistogram('gen_ai.client.operation.duration');
+  const now = () => performance.timeOrigin + performance.now();
+  const root = tracer.startSpan('invoke_agent EvoScientist', { startTime: now(), attributes: { a: 'invoke_agent' } });
+  const parent = trace.setSpan(context.active(), root);
+  const span = (name: string, attributes: Attributes, end: Attributes) => {
+    const started = now();
+    const s = tracer.startSpan(name, { startTime: started, attributes }, parent);
+    s.setAttributes(end);
+    const ended = now();
+    s.end(ended);
+    return ended - started;
+  };
+  for (const i of summary.invocations) {
+    const attributes: Attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': i.name };
+    if (i.id !== '') attributes['gen_ai.tool.call.id'] = i.id;
+    if (i.subagent !== undefined) attributes['evosci.subagent.name'] = i.subagent;
+    if (i.instanceId !== undefined) attributes['evosci.subagent.instance_id'] = i.instanceId;
+    const ms = span(`execute_tool ${i.name}`, attributes, { 'evosci.tool.status': i.status });
+    if (i.status === 'succeeded' || i.status === 'failed')
+      duration.record(ms / 1000, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': i.name });
+  }
+  for (const d of summary.delegations)
+    span(`invoke_agent ${d.name}`, { 'gen_ai.operation.name': 'invoke_agent' }, { 'evosci.subagent.ended': d.ended });
+  for (const p of summary.panelDispatches)
+    span(`invoke_agent ${p.subagentType}`, { 'evosci.panel.id': p.id }, { 'evosci.panel.status': p.status });
+  root.end(now());
+}
+
 async function summarized(file: string, stage: Stage | undefined): Promise<RunSummary> {
   const events$ = fromJsonl(createReadStream(file, { highWaterMark: MiB }));
   return lastValueFrom(stage === undefined ? events$.pipe(summarize()) : events$.pipe(stage, summarize()));
@@ -119,6 +157,17 @@ async function main(): Promise<void> {
     {
       label: '(e) + traceRun(), SDK meter, no span recorded',
       run: (f) => summarized(f, traceRun({ meterProvider })),
+      times: [],
+      cpu: [],
+    },
+    {
+      label: '(f) summarize(), then the same spans straight from the SDK',
+      run: async (f) => {
+        const summary = await summarized(f, undefined);
+        sdkFloor(sdk, summary);
+        await sdk.drain();
+        return summary;
+      },
       times: [],
       cpu: [],
     },

@@ -66,4 +66,37 @@ describe('RunTally', () => {
     });
     expect(summary.delegations.map((d) => [d.key, d.ended])).toEqual([['task:a', false]]);
   });
+
+  it('without a summary to make, still tells its listener everything, and keeps neither the text nor the lists', () => {
+    const seen: string[] = [];
+    const tally = new RunTally(() => 0, { summary: false });
+    tally.listen({
+      invocation: (i) => seen.push(`${i.name} ${i.status}`),
+      delegationStarted: (d) => seen.push(`start ${d.key}`),
+      delegationEnded: (d) => seen.push(`end ${d.key}`),
+      panelStarted: (e) => seen.push(`panel ${e.id}`),
+      panelEnded: (e) => seen.push(`panel ${e.id} ${e.type}`),
+    });
+    for (const e of [task('a'), start('a'), ev.text('hello'), ev.panelDispatchStart('p1'), ev.done('hello')])
+      tally.push(e);
+    tally.push(ev.panelDispatchComplete('p1', 5));
+    tally.push(ev.toolResult('task', 'ok', { id: 'a' }));
+    const summary = tally.summary();
+    expect(seen).toEqual([
+      'task running',
+      'start task:a',
+      'panel p1',
+      'panel p1 panel_dispatch_complete',
+      'task succeeded',
+      'end task:a',
+    ]);
+    expect(summary).toMatchObject({
+      outcome: 'completed',
+      text: '',
+      invocations: [],
+      delegations: [],
+      panelDispatches: [],
+    });
+    expect(summary.counts).toMatchObject({ text: 1, tool_call: 1, tool_result: 1 });
+  });
 });

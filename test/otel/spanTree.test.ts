@@ -1,8 +1,8 @@
 import { SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { lastValueFrom } from 'rxjs';
+import { lastValueFrom, map, type MonoTypeOperatorFunction } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { fromJsonl } from '../../src/index.js';
+import { fromJsonl, type EvoEvent, type UnknownEvent } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
 import { traceRun } from '../../otel/index.js';
 import { fixtureBytes } from '../support/collect.js';
@@ -19,19 +19,51 @@ const transcripts = [
   'examples/transcripts/demo-run.jsonl',
 ];
 
-/** A fixture traced and summarized in one pass: the operator passes every event on. */
-async function traced(name: string): Promise<{ summary: RunSummary; tree: SpanTree }> {
+/**
+ * How the trace meets the summary: `summarize()` right after `traceRun()`
+ * (the trace follows the summary's tally), or with an operator between them
+ * (the trace keeps a tally of its own). The tree must not tell them apart.
+ */
+const ways: Record<string, MonoTypeOperatorFunction<EvoEvent | UnknownEvent>> = {
+  'one tally': (events$) => events$,
+  'two tallies': map((event) => event),
+};
+
+/** A fixture traced and summarized; the operator passes every event on. */
+async function traced(name: string, way = 'one tally'): Promise<{ summary: RunSummary; tree: SpanTree }> {
   const { provider, spans } = memoryTracing();
   const summary = await lastValueFrom(
-    fromJsonl(fixtureBytes(name)).pipe(traceRun({ tracerProvider: provider }), summarize()),
+    fromJsonl(fixtureBytes(name)).pipe(traceRun({ tracerProvider: provider }), ways[way]!, summarize()),
   );
   return { summary, tree: new SpanTree(spans()) };
+}
+
+/** A tree as names, attributes and parents, without its times and ids. */
+function shape(tree: SpanTree): string[] {
+  const path = (span: ReadableSpan | undefined): string => (span ? `${path(tree.parentOf(span))}/${span.name}` : '');
+  return tree.spans
+    .map((span) => {
+      const { 'evosci.panel.duration_ms': _, ...attributes } = span.attributes;
+      return JSON.stringify([path(span), attributes, span.status]);
+    })
+    .sort();
 }
 
 const sorted = <T>(values: T[]): T[] => values.map((v) => JSON.stringify(v)).sort() as T[];
 const op = (span: ReadableSpan) => span.attributes['gen_ai.operation.name'];
 
 describe.each(transcripts)('the span tree of %s', (name) => {
+  it("is the same whether the trace follows the summary's tally or keeps its own", async () => {
+    const one = await traced(name, 'one tally');
+    const two = await traced(name, 'two tallies');
+    expect(shape(one.tree)).toEqual(shape(two.tree));
+    const timeless = ({ invocations, ...rest }: RunSummary) => ({
+      ...rest,
+      invocations: invocations.map(({ startedAt: _, endedAt: __, ...i }) => i),
+    });
+    expect(timeless(one.summary)).toEqual(timeless(two.summary));
+  });
+
   it("has summarize()'s outcome and usage on one root invoke_agent span", async () => {
     const { summary, tree } = await traced(name);
     const [root, ...others] = tree.roots();

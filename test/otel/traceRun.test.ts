@@ -6,10 +6,23 @@ import {
   MetricReader,
   type HistogramMetricData,
 } from '@opentelemetry/sdk-metrics';
-import { catchError, EMPTY, firstValueFrom, from, lastValueFrom, take, toArray } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExitError, fromJsonl, run } from '../../index.js';
+import {
+  catchError,
+  concat,
+  EMPTY,
+  firstValueFrom,
+  from,
+  lastValueFrom,
+  map,
+  Subject,
+  take,
+  throwError,
+  toArray,
+} from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ExitError, fromJsonl, run, type EvoEvent } from '../../index.js';
 import { summarize } from '../../operators/index.js';
+import { RunTally } from '../../operators/RunTally.js';
 import { traceRun } from '../../otel/index.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixtureBytes, fixturePath } from '../support/collect.js';
@@ -38,6 +51,56 @@ describe('traceRun', () => {
       } as const;
       expectObservable(cold('-a--b-#', values).pipe(traceRun())).toBe('-a--b-#', values);
     });
+  });
+
+  it("takes each event once when summarize() follows it: the trace listens to the summary's tally", async () => {
+    const events = await lastValueFrom(research().pipe(toArray()));
+    const { provider, spans } = memoryTracing();
+    const push = vi.spyOn(RunTally.prototype, 'push');
+    try {
+      await lastValueFrom(from(events).pipe(traceRun({ tracerProvider: provider }), summarize()));
+      expect(push).toHaveBeenCalledTimes(events.length);
+      const followed = spans().length;
+      push.mockClear();
+      // With an operator between them, the trace keeps a tally of its own.
+      await lastValueFrom(
+        from(events).pipe(
+          traceRun({ tracerProvider: provider }),
+          map((e) => e),
+          summarize(),
+        ),
+      );
+      expect(push).toHaveBeenCalledTimes(2 * events.length);
+      expect(spans().length).toBe(2 * followed);
+    } finally {
+      push.mockRestore();
+    }
+  });
+
+  it('ends the run with the source when following the summary: failed on an error, incomplete when unsubscribed', async () => {
+    const events = await lastValueFrom(research().pipe(take(80), toArray()));
+    const failing = memoryTracing();
+    const cut = concat(
+      from(events),
+      throwError(() => new TypeError('cut')),
+    );
+    await expect(lastValueFrom(cut.pipe(traceRun({ tracerProvider: failing.provider }), summarize()))).rejects.toThrow(
+      'cut',
+    );
+    const failed = new SpanTree(failing.spans()).roots()[0]!;
+    expect(failed.attributes['error.type']).toBe('TypeError');
+    expect(failed.attributes['evosci.run.outcome']).toBe('failed');
+
+    const stopped = memoryTracing();
+    const source = new Subject<EvoEvent>();
+    const subscription = source.pipe(traceRun({ tracerProvider: stopped.provider }), summarize()).subscribe();
+    events.forEach((event) => source.next(event));
+    expect(stopped.spans().filter((s) => s.attributes['evosci.run.outcome'] !== undefined)).toEqual([]);
+    subscription.unsubscribe();
+    const tree = new SpanTree(stopped.spans());
+    expect(tree.roots().map((s) => s.attributes['evosci.run.outcome'])).toEqual(['incomplete']);
+    // The calls open when it stopped ended with it: as many spans as the failed run's, whose source ended there too.
+    expect(tree.spans.length).toBe(failing.spans().length);
   });
 
   it('hands on the very objects it was given', async () => {

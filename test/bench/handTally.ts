@@ -1,0 +1,189 @@
+// The floor summarize.bench.ts measures `summarize()` against: one imperative
+// loop computing the same `RunSummary` for the benchmark's transcript, as a
+// user would write it for that input alone (each call sent once, results with
+// ids, sub-agents with instance ids, no questions or approvals).
+import type { EvoEvent, UnknownEvent } from '../../src/index.js';
+import type { DelegationSummary, InvocationSummary, PanelDispatchSummary, RunSummary } from '../../operators/index.js';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+class HandTally {
+  events = 0;
+  /** The hot types counted in fields; the rest by name. */
+  texts = 0;
+  subagentTexts = 0;
+  thinking = 0;
+  readonly counts: Record<string, number> = {};
+  readonly deltas: string[] = [];
+  inputTokens = 0;
+  outputTokens = 0;
+  response: string | undefined;
+  readonly errors: string[] = [];
+  readonly invocations = new Map<string, Mutable<InvocationSummary>>();
+  readonly tasks = new Map<string, { subagentType?: string; description?: string }>();
+  readonly delegations = new Map<string, Mutable<DelegationSummary>>();
+  readonly panels = new Map<string, Mutable<PanelDispatchSummary>>();
+
+  constructor(private readonly now: () => number) {}
+
+  call(key: string, id: string, name: string, args: Readonly<Record<string, unknown>>, sub?: string, inst?: string) {
+    this.invocations.set(key, {
+      key,
+      id,
+      name,
+      args,
+      subagent: sub,
+      instanceId: inst,
+      status: 'running',
+      startedAt: this.now(),
+      endedAt: undefined,
+    });
+    if (name === 'task' && sub === undefined)
+      this.tasks.set(id, { subagentType: text(args['subagent_type']), description: text(args['description']) });
+  }
+
+  result(key: string, success: boolean, content: string): void {
+    const invocation = this.invocations.get(key)!;
+    invocation.status = success ? 'succeeded' : 'failed';
+    invocation.error = success ? undefined : content;
+    invocation.endedAt = this.now();
+  }
+
+  start(instance: string, name: string, description: string, taskCallId: string): void {
+    const task = this.tasks.get(taskCallId);
+    this.delegations.set(instance, {
+      key: instance,
+      instanceId: instance,
+      name,
+      subagentType: task?.subagentType,
+      description: description !== '' ? description : (task?.description ?? ''),
+      taskCallId,
+      events: 0,
+      ended: false,
+    });
+  }
+
+  panel(event: EvoEvent): void {
+    if (event.type === 'panel_dispatch_start') {
+      const { id, eval_id: evalId, subagent_type: subagentType, label, description } = event;
+      this.panels.set(id, { id, evalId, subagentType, label, description, status: 'unfinished' });
+    } else if (event.type === 'panel_dispatch_complete') {
+      Object.assign(this.panels.get(event.id)!, { durationMs: event.duration_ms, status: 'completed' });
+    } else if (event.type === 'panel_dispatch_error') {
+      Object.assign(this.panels.get(event.id)!, {
+        durationMs: event.duration_ms,
+        status: 'failed',
+        error: event.error,
+      });
+    }
+  }
+
+  allCounts(): Record<string, number> {
+    const counts = { ...this.counts };
+    if (this.texts > 0) counts['text'] = this.texts;
+    if (this.subagentTexts > 0) counts['subagent_text'] = this.subagentTexts;
+    if (this.thinking > 0) counts['thinking'] = this.thinking;
+    return counts;
+  }
+
+  summary(): RunSummary {
+    const endedAt = this.now();
+    for (const invocation of this.invocations.values()) {
+      if (invocation.status !== 'running') continue;
+      invocation.status = 'unfinished';
+      invocation.endedAt = endedAt;
+    }
+    const failed = this.errors.length > 0;
+    return {
+      outcome: failed ? 'failed' : this.response === undefined ? 'incomplete' : 'completed',
+      response: this.response,
+      text: this.deltas.join(''),
+      usage: {
+        inputTokens: this.inputTokens,
+        outputTokens: this.outputTokens,
+        totalTokens: this.inputTokens + this.outputTokens,
+      },
+      invocations: [...this.invocations.values()],
+      delegations: [...this.delegations.values()],
+      panelDispatches: [...this.panels.values()],
+      errors: this.errors,
+      interrupts: [],
+      questions: [],
+      pendingApprovals: [],
+      pendingQuestions: [],
+      counts: this.allCounts(),
+      events: this.events,
+    };
+  }
+}
+
+/** The main agent's call key and a sub-agent's, as `ToolInvocation.key` spells them. */
+const mainKey = (id: string) => JSON.stringify([null, null, id]);
+const subKey = (instance: string, subagent: string, id: string) => JSON.stringify([instance, subagent, id]);
+
+/** One pass over the events; `now` stamps calls as `summarize()`'s scheduler does. */
+export function handTally(events: readonly (EvoEvent | UnknownEvent)[], now: () => number): RunSummary {
+  const t = new HandTally(now);
+  for (const event of events) {
+    t.events++;
+    switch (event.type) {
+      case 'text':
+        t.texts++;
+        t.deltas.push(event.content);
+        continue;
+      case 'subagent_text':
+        t.subagentTexts++;
+        t.delegations.get(String(event.instance_id))!.events++;
+        continue;
+      case 'thinking':
+        t.thinking++;
+        continue;
+    }
+    const type = event.type === 'unknown' ? event.wireType : event.type;
+    t.counts[type] = (t.counts[type] ?? 0) + 1;
+    switch (event.type) {
+      case 'usage_stats':
+        t.inputTokens += event.input_tokens;
+        t.outputTokens += event.output_tokens;
+        break;
+      case 'done':
+        t.response = event.response;
+        break;
+      case 'error':
+        t.errors.push(event.message);
+        break;
+      case 'tool_call':
+        t.call(mainKey(event.id), event.id, event.name, event.args);
+        break;
+      case 'tool_result':
+        t.result(mainKey(event.id!), event.success, event.content);
+        break;
+      case 'subagent_tool_call':
+        t.call(
+          subKey(event.instance_id!, event.subagent, event.id),
+          event.id,
+          event.name,
+          event.args,
+          event.subagent,
+          event.instance_id,
+        );
+        t.delegations.get(event.instance_id!)!.events++;
+        break;
+      case 'subagent_tool_result':
+        t.result(subKey(event.instance_id!, event.subagent, event.id!), event.success, event.content);
+        t.delegations.get(event.instance_id!)!.events++;
+        break;
+      case 'subagent_start':
+        t.start(event.instance_id!, event.name, event.description, event.tool_call_id!);
+        break;
+      case 'subagent_end':
+        t.delegations.get(event.instance_id!)!.ended = true;
+        break;
+      default:
+        t.panel(event as EvoEvent);
+    }
+  }
+  return t.summary();
+}
