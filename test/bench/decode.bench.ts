@@ -6,8 +6,7 @@
  *   (3) fromJsonl    fromJsonl(fs.createReadStream(file, { highWaterMark: 1 MiB })), counting events
  *   (4) +summarize   fromJsonlFile(file) piped through summarize()
  *   (5) 64 KiB       fromJsonl(fs.createReadStream(file)): Node's default reads
- *   (6) fromJsonlFile  fromJsonlFile(file)
- *   (7) reused buffer  fromJsonl over fs reads of 1 MiB into one buffer, reused for every read
+ *   (6) fromJsonlFile  fromJsonlFile(file): fs reads of 1 MiB into one buffer, reused for every read
  *   (8) imperative   (1) and a hand-written loop computing the figures of summarize() (see tally.ts)
  *
  * One untimed warm-up pass of every variant, then N interleaved rounds
@@ -25,7 +24,6 @@
  * ```
  */
 import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { cpus, totalmem } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -138,27 +136,9 @@ function library64k(file: string): Promise<number> {
   return count((onDiagnostic) => fromJsonl(createReadStream(file), { onDiagnostic }));
 }
 
-/** (6) The library's own file reader. */
+/** (6) The library's own file reader: against (3), a reused buffer against a stream's new one per read. */
 function libraryFile(file: string): Promise<number> {
   return count((onDiagnostic) => fromJsonlFile(file, { onDiagnostic }));
-}
-
-/** (7) The library over fs reads into one 1 MiB buffer, reused: the decoder copies what it keeps of a read. */
-function libraryReused(file: string): Promise<number> {
-  async function* blocks(): AsyncGenerator<Uint8Array> {
-    const handle = await open(file);
-    try {
-      const buffer = new Uint8Array(MiB);
-      for (;;) {
-        const { bytesRead } = await handle.read(buffer, 0, MiB, null);
-        if (bytesRead === 0) return;
-        yield buffer.subarray(0, bytesRead);
-      }
-    } finally {
-      await handle.close();
-    }
-  }
-  return count((onDiagnostic) => fromJsonl(blocks, { onDiagnostic }));
 }
 
 /** The figures of the last summary (4) made, for (8) to be held to. */
@@ -238,7 +218,6 @@ async function main(): Promise<void> {
     { id: 4, label: '(4) fromJsonlFile + summarize()', run: withSummary, times: [], cpu: [] },
     { id: 5, label: '(5) fromJsonl, 64 KiB reads', run: library64k, times: [], cpu: [] },
     { id: 6, label: '(6) fromJsonlFile', run: libraryFile, times: [], cpu: [] },
-    { id: 7, label: '(7) fromJsonl, reused 1 MiB buffer', run: libraryReused, times: [], cpu: [] },
     { id: 8, label: '(8) imperative: readline + JSON.parse + hand tally', run: imperative, times: [], cpu: [] },
   ];
   const active = variants.filter((v) => only === undefined || only.has(v.id));
