@@ -1,16 +1,17 @@
 import type { TextEvent } from '../events.js';
 
 /** How a `text` line starts, as Python's `json.dumps` writes it and as compact JSON does. */
-const TEXT_PREFIXES = ['{"type": "text", "content": ', '{"type":"text","content":'] as const;
+const SPACED = '{"type": "text", "content": ';
+const COMPACT = '{"type":"text","content":';
+/** The character that tells the two apart: a blank after `"type":`, or the quote of its value. */
+const TELLING = 8;
+const SPACE = 0x20;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const CLOSING_BRACE = 0x7d;
 /** Characters below this must be escaped inside a JSON string. */
 const FIRST_UNESCAPED = 0x20;
-/**
- * Engines copy a substring shorter than this instead of pointing into its
- * parent (V8 below 13 characters, SpiderMonkey below 16).
- */
+/** V8 copies a substring shorter than this instead of pointing into its parent. */
 const COPIED_BELOW = 13;
 
 /**
@@ -36,22 +37,20 @@ function own(text: string, from: number, to: number): string {
  */
 export function textDeltaAt(text: string, start: number, end: number): TextEvent | undefined {
   if (text.charCodeAt(end - 1) !== CLOSING_BRACE) return undefined;
-  for (const prefix of TEXT_PREFIXES) {
-    if (!text.startsWith(prefix, start)) continue;
-    const open = start + prefix.length;
-    const close = end - 2;
-    if (close > open && text.charCodeAt(open) === QUOTE && text.charCodeAt(close) === QUOTE) {
-      let at = open + 1;
-      while (at < close) {
-        const c = text.charCodeAt(at);
-        if (c === BACKSLASH || c === QUOTE || c < FIRST_UNESCAPED) break;
-        at++;
-      }
-      if (at === close) return { type: 'text', content: own(text, open + 1, close) };
+  const prefix = text.charCodeAt(start + TELLING) === SPACE ? SPACED : COMPACT;
+  if (!text.startsWith(prefix, start)) return undefined;
+  const open = start + prefix.length;
+  const close = end - 2;
+  if (close > open && text.charCodeAt(open) === QUOTE && text.charCodeAt(close) === QUOTE) {
+    let at = open + 1;
+    while (at < close) {
+      const c = text.charCodeAt(at);
+      if (c === BACKSLASH || c === QUOTE || c < FIRST_UNESCAPED) break;
+      at++;
     }
-    return parsedDelta(text.slice(open, end - 1));
+    if (at === close) return { type: 'text', content: own(text, open + 1, close) };
   }
-  return undefined;
+  return parsedDelta(text.slice(open, end - 1));
 }
 
 /** The delta of a string with escapes; `undefined` unless `json` is one JSON string (another key after it, say). */
