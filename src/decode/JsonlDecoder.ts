@@ -1,6 +1,11 @@
 import { DecodeIssue } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
 import { decodeLine } from './decodeLine.js';
+import { HeldLine } from './HeldLine.js';
+import { textDeltaAt } from './textDelta.js';
+
+// Kept importable from here, where the run and JetStream readers find it.
+export { deliver, SubscriberSink } from './SubscriberSink.js';
 
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
@@ -47,115 +52,6 @@ const BOM = '\ufeff';
 /** How much of an oversized line its diagnostic keeps. */
 const HEAD_LENGTH = 1024;
 
-const HIGH_SURROGATE_FIRST = 0xd800;
-const HIGH_SURROGATE_LAST = 0xdbff;
-
-/** Size of the blocks small pieces are gathered in. */
-const BLOCK = 64 * 1024;
-
-/**
- * The bytes of the line still open at the end of a chunk. Pieces of a block's
- * size or more are kept as they came (copied: a source may reuse its buffer);
- * smaller ones are gathered into blocks, so that a line that arrives a byte at
- * a time costs its size, not an object per chunk. Text pieces are held as
- * their UTF-8 (a high surrogate at the end of a piece waits for its pair), so
- * the whole line is decoded once.
- */
-class HeldLine {
-  private blocks: Uint8Array[] = [];
-  private block = new Uint8Array(0);
-  private used = 0;
-  private size = 0;
-  private readonly utf8 = new TextEncoder();
-  /** A high surrogate that ended the last text piece. */
-  private carry = '';
-
-  /** Bytes held, the carried surrogate counted as the 3 it would take alone. */
-  get length(): number {
-    return this.size + (this.carry ? 3 : 0);
-  }
-
-  bytes(piece: Uint8Array): void {
-    this.flushCarry();
-    if (piece.length >= BLOCK) {
-      this.seal();
-      this.blocks.push(Uint8Array.prototype.slice.call(piece));
-    } else {
-      if (this.used + piece.length > this.block.length) this.fresh(piece.length);
-      this.block.set(piece, this.used);
-      this.used += piece.length;
-    }
-    this.size += piece.length;
-  }
-
-  text(piece: string): void {
-    let text = this.carry + piece;
-    this.carry = '';
-    const last = text.charCodeAt(text.length - 1);
-    if (last >= HIGH_SURROGATE_FIRST && last <= HIGH_SURROGATE_LAST) {
-      this.carry = text.slice(-1);
-      text = text.slice(0, -1);
-    }
-    // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    if (text.length * 3 >= BLOCK) {
-      const encoded = this.utf8.encode(text);
-      this.seal();
-      this.blocks.push(encoded);
-      this.size += encoded.length;
-      return;
-    }
-    if (this.used + text.length * 3 > this.block.length) this.fresh(text.length * 3);
-    const { written } = this.utf8.encodeInto(text, this.block.subarray(this.used));
-    this.used += written;
-    this.size += written;
-  }
-
-  /** The held line as text, up to `limit` bytes of it. */
-  decode(decoder: { decode(bytes: Uint8Array): string }, limit = Infinity): string {
-    this.flushCarry();
-    this.seal();
-    const take = Math.min(this.size, limit);
-    if (this.blocks.length === 1) return decoder.decode(this.blocks[0]!.subarray(0, take));
-    const joined = new Uint8Array(take);
-    let at = 0;
-    for (const block of this.blocks) {
-      if (at >= take) break;
-      const part = block.subarray(0, take - at);
-      joined.set(part, at);
-      at += part.length;
-    }
-    return decoder.decode(joined);
-  }
-
-  clear(): void {
-    this.blocks = [];
-    this.block = new Uint8Array(0);
-    this.used = 0;
-    this.size = 0;
-    this.carry = '';
-  }
-
-  private flushCarry(): void {
-    if (!this.carry) return;
-    const carried = this.carry;
-    this.carry = '';
-    this.text(carried);
-  }
-
-  /** Closes the block being filled, keeping only its used bytes. */
-  private seal(): void {
-    if (this.used === 0) return;
-    this.blocks.push(this.block.subarray(0, this.used));
-    this.block = new Uint8Array(0);
-    this.used = 0;
-  }
-
-  private fresh(atLeast: number): void {
-    this.seal();
-    this.block = new Uint8Array(Math.max(BLOCK, atLeast));
-  }
-}
-
 /** UTF-8 length of a string, counted only for lines long enough to be near the limit. */
 function utf8Length(text: string): number {
   let bytes = 0;
@@ -172,17 +68,42 @@ function utf8Length(text: string): number {
 }
 
 /**
+ * Where a decoder hands what each line gave, as the line completes: its event,
+ * or the issue of a line that did not decode (and a `kept` note before the
+ * event of a line that lost digits).
+ */
+export interface DecodeSink {
+  /** True once no more is wanted: the decoder stops before the next line, the rest of the chunk unread. */
+  readonly stopped: boolean;
+  event(event: EvoEvent | UnknownEvent): void;
+  issue(issue: DecodeIssue): void;
+}
+
+/** What `write` and `end` return: a chunk's events and issues, collected in order. */
+class Collected implements DecodeSink {
+  readonly items: Decoded[] = [];
+  readonly stopped = false;
+  event(event: EvoEvent | UnknownEvent): void {
+    this.items.push(event);
+  }
+  issue(issue: DecodeIssue): void {
+    this.items.push(issue);
+  }
+}
+
+/**
  * Incremental JSONL decoder: feed it chunks of bytes or text split anywhere;
- * each `write` returns the events and issues of the lines that chunk
- * completed. The array is reused by the next call: read it first.
+ * `feed` hands each line's event or issue to a sink as the line completes,
+ * and `write` returns those of a chunk as an array, reused by the next call.
  *
  * Byte chunks are cut at the newline byte before they are decoded (a newline
  * byte is never part of a multi-byte UTF-8 character), and whole lines are
  * decoded some 64 KiB at a time: a streaming `TextDecoder` would leave
  * Node's fast ASCII path and allocate a UTF-16 copy of every chunk. The text
- * is then cut at `\n`; slices go to `JSON.parse` without copying. Only a line
- * that spans chunks is held, in one growing buffer of its bytes, and decoded
- * once when it ends; a line over `maxLineBytes` is counted but no longer kept.
+ * is then cut at `\n`: a text delta is read in place (`textDeltaAt`), any
+ * other line sliced out for `decodeLine`. Only a line that spans chunks is
+ * held, as its bytes, and decoded once when it ends; a line over
+ * `maxLineBytes` is counted but no longer kept.
  */
 export class JsonlDecoder {
   private readonly utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
@@ -194,13 +115,16 @@ export class JsonlDecoder {
   private oversized = false;
   private oversizedHead = '';
   private lineNumber = 0;
-  private readonly out: Decoded[] = [];
-  private readonly note = (issue: DecodeIssue): void => void this.out.push(issue);
+  /** Where the chunk being fed goes. */
+  private sink: DecodeSink;
+  private readonly collected = new Collected();
+  private readonly note = (issue: DecodeIssue): void => this.sink.issue(issue);
 
   /** `options` as `checkDecodeOptions` accepted them: they are not checked again for each subscription. */
   constructor(options: Pick<DecodeOptions, 'keepUnknown' | 'maxLineBytes'> = {}) {
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.keepUnknown = options.keepUnknown ?? false;
+    this.sink = this.collected;
   }
 
   /** The open line: what was received after the last newline (its start only, if oversized). */
@@ -208,19 +132,31 @@ export class JsonlDecoder {
     return this.oversized ? this.oversizedHead : this.held.decode(this.utf8);
   }
 
-  /** Feeds one chunk; returns what it completed. */
-  write(chunk: Uint8Array | string): readonly Decoded[] {
-    this.out.length = 0;
+  /** Feeds one chunk; each line it completes goes to `sink` at once, until the sink stops. */
+  feed(chunk: Uint8Array | string, sink: DecodeSink): void {
+    this.sink = sink;
     if (typeof chunk === 'string') this.text(chunk);
     else this.bytes(chunk);
-    return this.out;
+  }
+
+  /** End of input: the final line, if it had no newline, goes to `sink`. */
+  finish(sink: DecodeSink): void {
+    this.sink = sink;
+    if (this.lineOpen) this.finishLine('');
+  }
+
+  /** Feeds one chunk; returns what it completed. */
+  write(chunk: Uint8Array | string): readonly Decoded[] {
+    this.collected.items.length = 0;
+    this.feed(chunk, this.collected);
+    return this.collected.items;
   }
 
   /** End of input: returns the final line, if it had no newline. */
   end(): readonly Decoded[] {
-    this.out.length = 0;
-    if (this.lineOpen) this.finishLine('');
-    return this.out;
+    this.collected.items.length = 0;
+    this.finish(this.collected);
+    return this.collected.items;
   }
 
   /** Whether a line was started and not yet ended. */
@@ -237,6 +173,7 @@ export class JsonlDecoder {
       start = end + 1;
     }
     while (start < chunk.length) {
+      if (this.sink.stopped) return;
       let cut =
         chunk.length - start > BATCH_BYTES
           ? chunk.lastIndexOf(LF_BYTE, start + BATCH_BYTES - 1)
@@ -247,7 +184,7 @@ export class JsonlDecoder {
       this.text(this.utf8.decode(chunk.subarray(start, cut + 1)));
       start = cut + 1;
     }
-    if (start < chunk.length) this.hold(chunk.subarray(start));
+    if (start < chunk.length && !this.sink.stopped) this.hold(chunk.subarray(start));
   }
 
   private text(chunk: string): void {
@@ -259,11 +196,29 @@ export class JsonlDecoder {
       end = chunk.indexOf(LF, start);
     }
     while (end !== -1) {
-      this.line(chunk.slice(start, end));
+      if (this.sink.stopped) return;
+      this.lineAt(chunk, start, end);
       start = end + 1;
       end = chunk.indexOf(LF, start);
     }
-    if (start < chunk.length) this.hold(start === 0 ? chunk : chunk.slice(start));
+    if (start < chunk.length && !this.sink.stopped) this.hold(start === 0 ? chunk : chunk.slice(start));
+  }
+
+  /**
+   * The line `chunk.slice(start, end)`. A text delta is taken where it lies,
+   * with no line string made for it; the first line (which may start with a
+   * byte order mark) and a line long enough to near the limit take the full path.
+   */
+  private lineAt(chunk: string, start: number, end: number): void {
+    const stop = end > start && chunk.charCodeAt(end - 1) === CR ? end - 1 : end;
+    if (this.lineNumber > 0 && (stop - start) * 3 <= this.maxLineBytes) {
+      const delta = textDeltaAt(chunk, start, stop);
+      if (delta !== undefined) {
+        this.lineNumber++;
+        return this.sink.event(delta);
+      }
+    }
+    this.line(chunk.slice(start, end));
   }
 
   /** Holds the start of a line; the source may reuse its buffer, so bytes are copied. */
@@ -309,33 +264,14 @@ export class JsonlDecoder {
       return;
     }
     const result = decodeLine(text, line, this.keepUnknown, this.note);
-    if (result !== undefined) this.out.push(result);
+    if (result === undefined) return;
+    if (result instanceof DecodeIssue) this.sink.issue(result);
+    else this.sink.event(result);
   }
 
   private tooLong(head: string): void {
-    this.out.push(
+    this.sink.issue(
       new DecodeIssue(this.lineNumber, head, `line longer than maxLineBytes (${this.maxLineBytes}); dropped`),
     );
   }
-}
-
-/**
- * Hands what a chunk completed to a subscriber, in order: events to `next`,
- * issues to `onDiagnostic`. Stops when the subscriber has closed, and at the
- * first issue of a dropped line under `strict`, which it returns for the
- * caller to end the stream with. The one path from a chunk to a subscriber,
- * for every source.
- */
-export function deliver(
-  decoded: readonly Decoded[],
-  subscriber: { readonly closed: boolean; next(event: EvoEvent | UnknownEvent): void },
-  options: Pick<DecodeOptions, 'strict' | 'onDiagnostic'>,
-): DecodeIssue | undefined {
-  for (const item of decoded) {
-    if (subscriber.closed) return undefined;
-    if (!(item instanceof DecodeIssue)) subscriber.next(item);
-    else if (options.strict && !item.kept) return item;
-    else options.onDiagnostic?.(item);
-  }
-  return undefined;
 }

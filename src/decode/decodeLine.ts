@@ -1,16 +1,10 @@
 import { isLeft } from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import { DecodeIssue } from '../errors.js';
-import {
-  eventCodecs,
-  type EvoEvent,
-  type EvoEventType,
-  type TextEvent,
-  type UnknownEvent,
-  unknownEvent,
-} from '../events.js';
+import { eventCodecs, type EvoEvent, type EvoEventType, type UnknownEvent, unknownEvent } from '../events.js';
 import { fastGuard } from './fastGuard.js';
 import { holdsUnsafeInteger, parsePythonJson, unsafeIntegers } from './pythonJson.js';
+import { textDeltaAt } from './textDelta.js';
 
 // Kept importable from here, where the decoder's callers have always found it.
 export { DecodeIssue } from '../errors.js';
@@ -21,30 +15,6 @@ const WHITESPACE = /^\s*$/;
 
 /** Each known type's guard, built once from its codec. */
 const guards = new Map(Object.entries(eventCodecs).map(([type, codec]) => [type, fastGuard(codec)]));
-
-/** How a `text` line starts, as Python's `json.dumps` writes it and as compact JSON does. */
-const TEXT_PREFIXES = ['{"type": "text", "content": ', '{"type":"text","content":'] as const;
-const CLOSING_BRACE = 0x7d;
-
-/**
- * The event of a line that is exactly `{"type": "text", "content": <string>}`,
- * its string parsed alone; `undefined` for anything else. Text deltas are most
- * of a run's lines, and a string costs `JSON.parse` far less than an object.
- */
-function textDelta(text: string): TextEvent | undefined {
-  if (text.charCodeAt(text.length - 1) !== CLOSING_BRACE) return undefined;
-  for (const prefix of TEXT_PREFIXES) {
-    if (!text.startsWith(prefix)) continue;
-    try {
-      // Throws unless what follows the prefix is one JSON string: another key after it, say.
-      const content: unknown = JSON.parse(text.slice(prefix.length, -1));
-      return typeof content === 'string' ? { type: 'text', content } : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-  return undefined;
-}
 
 /**
  * One line of text → the event it holds, a `DecodeIssue`, or `undefined` for
@@ -64,7 +34,7 @@ export function decodeLine(
   keepUnknown = false,
   onNote?: (issue: DecodeIssue) => void,
 ): EvoEvent | UnknownEvent | DecodeIssue | undefined {
-  const delta = textDelta(text);
+  const delta = textDeltaAt(text, 0, text.length);
   if (delta !== undefined) return delta;
   // A line of blanks is skipped before JSON.parse, whose throw would cost far more.
   if (text.charCodeAt(0) <= 0x20 && WHITESPACE.test(text)) return undefined;

@@ -2,7 +2,8 @@ import { Observable, type Subscriber } from 'rxjs';
 import { DecodeError } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
 import type { FlowControl } from '../FlowControl.js';
-import { checkDecodeOptions, deliver, JsonlDecoder, type DecodeOptions } from './JsonlDecoder.js';
+import { checkDecodeOptions, JsonlDecoder, type DecodeOptions } from './JsonlDecoder.js';
+import { SubscriberSink } from './SubscriberSink.js';
 import { stringifyPythonJson } from './pythonJson.js';
 
 /**
@@ -93,15 +94,16 @@ export function fromJsonl(
   return new Observable<EvoEvent | UnknownEvent>((subscriber) => {
     const source = typeof sourceOrOpen === 'function' ? sourceOrOpen() : sourceOrOpen;
     const decoder = new JsonlDecoder(options);
-    /** Feeds one chunk; false once the stream is over. */
+    const sink = new SubscriberSink(subscriber, options);
+    /** Feeds one chunk, each event handed on as its line completes; false once the stream is over. */
     const feed = (chunk: Chunk): boolean => {
-      const fatal = deliver(decoder.write(chunk), subscriber, options);
-      if (fatal) subscriber.error(new DecodeError(fatal));
+      decoder.feed(chunk, sink);
+      if (sink.fatal) subscriber.error(new DecodeError(sink.fatal));
       return !subscriber.closed;
     };
     const end = () => {
-      const fatal = deliver(decoder.end(), subscriber, options);
-      if (fatal) subscriber.error(new DecodeError(fatal));
+      decoder.finish(sink);
+      if (sink.fatal) subscriber.error(new DecodeError(sink.fatal));
       else subscriber.complete();
     };
     if (typeof source === 'string' || source instanceof Uint8Array)

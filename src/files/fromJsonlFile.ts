@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { Observable } from 'rxjs';
 import { fromJsonl, type JsonlOptions } from '../decode/jsonl.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
@@ -8,6 +8,26 @@ import type { EvoEvent, UnknownEvent } from '../events.js';
  * transcript faster (see BENCHMARKS.md, decoding).
  */
 const BLOCK_BYTES = 1 << 20;
+
+/**
+ * The file's bytes, a block at a time, all read into one buffer: a stream
+ * would allocate a new 1 MiB buffer for each read. The buffer is read again
+ * only once the decoder has taken the last block, and the decoder copies what
+ * it keeps of a block (the start of a line). Leaving the loop closes the file.
+ */
+async function* blocks(path: string | URL): AsyncGenerator<Uint8Array, void, undefined> {
+  const file = await open(path, 'r');
+  try {
+    const buffer = new Uint8Array(BLOCK_BYTES);
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, 0, BLOCK_BYTES, null);
+      if (bytesRead === 0) return;
+      yield buffer.subarray(0, bytesRead);
+    }
+  } finally {
+    await file.close();
+  }
+}
 
 /**
  * A JSONL transcript file as a cold Observable of its events: each
@@ -27,5 +47,5 @@ export function fromJsonlFile(path: string | URL, options: JsonlOptions = {}): O
   if (typeof path !== 'string' && !(path instanceof URL)) {
     throw new TypeError(`fromJsonlFile: path must be a string or a file URL, got ${typeof path}`);
   }
-  return fromJsonl(() => createReadStream(path, { highWaterMark: BLOCK_BYTES }), options);
+  return fromJsonl(() => blocks(path), options);
 }

@@ -5,6 +5,7 @@
  *
  *   readline       readline + JSON.parse over the transcript, keeping nothing (the floor)
  *   operators      fromJsonl + pairToolCalls + sumUsage over the same file, one subscription
+ *   summary        fromJsonlFile + summarize() over the same file (the summary keeps the run's text)
  *   one line       a single 50 MB `tool_result` line through fromJsonl
  *
  * Measures the built package (`npm run build` first; `npm run bench` does).
@@ -44,18 +45,22 @@ interface Measure {
 function program(variant: string, file: string): string {
   const dist = (path: string) => JSON.stringify(new URL(`../../dist/${path}`, import.meta.url).href);
   const read = `createReadStream(${JSON.stringify(file)}, { highWaterMark: ${MiB} })`;
-  const body =
-    variant === 'readline'
-      ? `for await (const line of createInterface({ input: ${read}, crlfDelay: Infinity })) if (line && JSON.parse(line)) events++;`
-      : `events = await lastValueFrom(fromJsonl(${read}, { onDiagnostic: (i) => { throw new Error(String(i)); } }).pipe(
+  const strict = `{ onDiagnostic: (i) => { throw new Error(String(i)); } }`;
+  const bodies: Record<string, string> = {
+    readline: `for await (const line of createInterface({ input: ${read}, crlfDelay: Infinity })) if (line && JSON.parse(line)) events++;`,
+    operators: `events = await lastValueFrom(fromJsonl(${read}, ${strict}).pipe(
            connect((events$) => merge(events$.pipe(pairToolCalls()), events$.pipe(sumUsage()), events$)),
-           reduce((n) => n + 1, 0)));`;
+           reduce((n) => n + 1, 0)));`,
+    summary: `events = (await lastValueFrom(fromJsonlFile(${JSON.stringify(file)}, ${strict}).pipe(summarize()))).events;`,
+  };
+  const body = bodies[variant]!;
   return `
     import { createReadStream } from 'node:fs';
     import { createInterface } from 'node:readline';
     import { connect, lastValueFrom, merge, reduce } from 'rxjs';
     import { fromJsonl } from ${dist('src/index.js')};
-    import { pairToolCalls, sumUsage } from ${dist('operators/index.js')};
+    import { fromJsonlFile } from ${dist('index.js')};
+    import { pairToolCalls, sumUsage, summarize } from ${dist('operators/index.js')};
     const started = performance.now();
     let events = 0;
     ${body}
@@ -94,6 +99,11 @@ function program(variant: string, file: string): string {
       'fromJsonl + pairToolCalls + sumUsage',
       `${(transcript.bytes / 1e6).toFixed(0)} MB transcript`,
       child('operators', transcript.path),
+    ],
+    [
+      'fromJsonlFile + summarize()',
+      `${(transcript.bytes / 1e6).toFixed(0)} MB transcript`,
+      child('summary', transcript.path),
     ],
     ['fromJsonl', `one ${lineMb} MB line`, child('operators', bigLine)],
   ];

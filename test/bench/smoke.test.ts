@@ -16,8 +16,16 @@ const bench = (file: string, ...args: string[]) =>
 describe('benchmark smoke', () => {
   it('decode.bench.ts measures every variant on the same events', async () => {
     const { stdout } = await bench('decode.bench.ts');
-    for (const variant of ['(1) readline', '(2) parse-only', '(3) fromJsonl', '(4) fromJsonl + summarize()'])
+    for (const variant of [
+      '(1) readline',
+      '(2) parse-only',
+      '(3) fromJsonl',
+      '(4) fromJsonlFile + summarize()',
+      '(6) fromJsonlFile',
+      '(8) imperative',
+    ])
       expect(stdout).toContain(variant);
+    expect(stdout).toContain('(8) gives the figures of summarize() in (4)');
   }, 60_000);
 
   it('latency.bench.ts measures every event', async () => {

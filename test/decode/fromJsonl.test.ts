@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { createReadStream } from 'node:fs';
 import fc from 'fast-check';
 import { take, firstValueFrom } from 'rxjs';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DecodeError, DecodeIssue, fromJsonl, toJsonl, type EvoEvent } from '../../src/index.js';
 import { JsonlDecoder, type Decoded } from '../../src/decode/JsonlDecoder.js';
 import { collect, diagnostics, fixtureBytes, fixturePath, fixtureTruth } from '../support/collect.js';
@@ -394,6 +394,32 @@ describe('fromJsonl', () => {
     expect(await collect(fromJsonl(text, { onDiagnostic }).pipe(take(2)))).toHaveLength(2);
     expect(await collect(fromJsonl([text], { onDiagnostic }).pipe(take(2)))).toHaveLength(2);
     expect(issues).toEqual([]);
+  });
+
+  describe('each event handed on as its line completes', () => {
+    // Deltas with an escape: each one is one JSON.parse, which counts the lines decoded so far.
+    const escaped = '{"type": "text", "content": "a\\nb"}\n';
+    afterEach(() => vi.restoreAllMocks());
+
+    it('decodes no line of a chunk past the event being delivered', async () => {
+      const parse = vi.spyOn(JSON, 'parse');
+      const parsedAtEach: number[] = [];
+      const chunk = utf8.encode(escaped.repeat(50));
+      await fromJsonl([chunk]).forEach(() => parsedAtEach.push(parse.mock.calls.length));
+      expect(parsedAtEach).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    });
+
+    it('stops mid-chunk, of bytes or text, when the subscriber leaves: no later line decoded or reported', async () => {
+      for (const chunk of [escaped.repeat(3) + 'not json\n', utf8.encode(escaped.repeat(3) + 'not json\n')]) {
+        const parse = vi.spyOn(JSON, 'parse');
+        const { issues, onDiagnostic } = diagnostics();
+        // take(2) unsubscribes from fromJsonl inside the second event's delivery.
+        expect(await collect(fromJsonl([chunk, chunk], { onDiagnostic }).pipe(take(2)))).toHaveLength(2);
+        expect(parse).toHaveBeenCalledTimes(2);
+        expect(issues).toEqual([]);
+        vi.restoreAllMocks();
+      }
+    });
   });
 
   it('round-trips through toJsonl', async () => {

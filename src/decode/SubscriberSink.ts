@@ -1,0 +1,58 @@
+import { DecodeIssue } from '../errors.js';
+import type { EvoEvent, UnknownEvent } from '../events.js';
+import type { Decoded, DecodeOptions, DecodeSink } from './JsonlDecoder.js';
+
+/** What a sink hands events to: an rxjs `Subscriber`, or a reader's own. */
+interface Receiver {
+  readonly closed: boolean;
+  next(event: EvoEvent | UnknownEvent): void;
+}
+
+/**
+ * A decoder's sink for one subscriber: events to `next`, issues to
+ * `onDiagnostic`. It stops when the subscriber has closed, and at the first
+ * issue of a dropped line under `strict`, kept in `fatal` for the caller to
+ * end the stream with. The one path from a line to a subscriber, for every
+ * source.
+ */
+export class SubscriberSink implements DecodeSink {
+  /** Under `strict`, the issue that ends the stream. */
+  fatal: DecodeIssue | undefined;
+
+  constructor(
+    private readonly subscriber: Receiver,
+    private readonly options: Pick<DecodeOptions, 'strict' | 'onDiagnostic'>,
+  ) {}
+
+  get stopped(): boolean {
+    return this.fatal !== undefined || this.subscriber.closed;
+  }
+
+  event(event: EvoEvent | UnknownEvent): void {
+    this.subscriber.next(event);
+  }
+
+  issue(issue: DecodeIssue): void {
+    if (this.options.strict && !issue.kept) this.fatal ??= issue;
+    else this.options.onDiagnostic?.(issue);
+  }
+}
+
+/**
+ * Hands what `JsonlDecoder.write` collected to a subscriber, in order, as a
+ * `SubscriberSink` would have; returns the issue that ends the stream under
+ * `strict`.
+ */
+export function deliver(
+  decoded: readonly Decoded[],
+  subscriber: Receiver,
+  options: Pick<DecodeOptions, 'strict' | 'onDiagnostic'>,
+): DecodeIssue | undefined {
+  const sink = new SubscriberSink(subscriber, options);
+  for (const item of decoded) {
+    if (sink.stopped) break;
+    if (item instanceof DecodeIssue) sink.issue(item);
+    else sink.event(item);
+  }
+  return sink.fatal;
+}
