@@ -7,7 +7,7 @@
  *   (4) +summarize   fromJsonlFile(file) piped through summarize()
  *   (5) 64 KiB       fromJsonl(fs.createReadStream(file)): Node's default reads
  *   (6) fromJsonlFile  fromJsonlFile(file): fs reads of 1 MiB into one buffer, reused for every read
- *   (8) imperative   (1) and a hand-written loop computing the figures of summarize() (see tally.ts)
+ *   (8) imperative   (1) and a hand-written loop computing the same RunSummary (handTally.ts), held to its figures
  *
  * One untimed warm-up pass of every variant, then N interleaved rounds
  * (1 2 3 4 1 2 3 4 …) with a full GC before each timed pass; the median of each
@@ -30,13 +30,14 @@ import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { tap, type Observable } from 'rxjs';
-import { fromJsonl, type DecodeIssue } from '../../src/index.js';
+import { fromJsonl, type DecodeIssue, type EvoEvent } from '../../src/index.js';
 import { fromJsonlFile } from '../../src/files/fromJsonlFile.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
 import { largeTranscript } from '../fixtures/producer.js';
 import { median, table } from './report.js';
 import { timedRounds } from './rounds.js';
-import { figuresOf, HandTally, type Figures } from './tally.js';
+import { figuresOf, type Figures } from './figures.js';
+import { HandTally } from './handTally.js';
 
 const MiB = 1 << 20;
 const MB = 1_000_000;
@@ -171,12 +172,12 @@ function imperative(file: string): Promise<number> {
     const input = createReadStream(file);
     input.on('error', reject);
     const lines = createInterface({ input, crlfDelay: Infinity });
-    const tally = new HandTally();
+    const tally = new HandTally(Date.now);
     lines.on('line', (line) => {
-      if (line.length > 0) tally.push(JSON.parse(line) as { type: string });
+      if (line.length > 0) tally.push(JSON.parse(line) as EvoEvent);
     });
     lines.on('close', () => {
-      const figures = tally.figures();
+      const figures = figuresOf(tally.summary());
       if (summarized !== undefined && !isDeepStrictEqual(figures, summarized)) {
         reject(new Error('the hand-written tally and summarize() disagree'));
       } else resolve(figures.events);

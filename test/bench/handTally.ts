@@ -1,5 +1,6 @@
-// The floor summarize.bench.ts measures `summarize()` against: one imperative
-// loop computing the same `RunSummary` for the benchmark's transcript, as a
+// The floor summarize.bench.ts and decode.bench.ts (8) measure `summarize()`
+// against: one imperative loop computing the same `RunSummary` for the
+// benchmarks' transcript, as a
 // user would write it for that input alone (each call sent once, results with
 // ids, sub-agents with instance ids, no questions or approvals).
 import type { EvoEvent, UnknownEvent } from '../../src/index.js';
@@ -9,7 +10,12 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-class HandTally {
+/** The main agent's call key and a sub-agent's, as `ToolInvocation.key` spells them. */
+const mainKey = (id: string) => JSON.stringify([null, null, id]);
+const subKey = (instance: string, subagent: string, id: string) => JSON.stringify([instance, subagent, id]);
+
+/** A summary written by hand: one object, one `switch` per event, counters and maps, no library. */
+export class HandTally {
   events = 0;
   /** The hot types counted in fields; the rest by name. */
   texts = 0;
@@ -27,6 +33,67 @@ class HandTally {
   readonly panels = new Map<string, Mutable<PanelDispatchSummary>>();
 
   constructor(private readonly now: () => number) {}
+
+  /** One event, as `summarize()` takes it (or as `JSON.parse` gives it: wire types are its types). */
+  push(event: EvoEvent | UnknownEvent): void {
+    this.events++;
+    switch (event.type) {
+      case 'text':
+        this.texts++;
+        this.deltas.push(event.content);
+        return;
+      case 'subagent_text':
+        this.subagentTexts++;
+        this.delegations.get(String(event.instance_id))!.events++;
+        return;
+      case 'thinking':
+        this.thinking++;
+        return;
+    }
+    const type = event.type === 'unknown' ? event.wireType : event.type;
+    this.counts[type] = (this.counts[type] ?? 0) + 1;
+    switch (event.type) {
+      case 'usage_stats':
+        this.inputTokens += event.input_tokens;
+        this.outputTokens += event.output_tokens;
+        break;
+      case 'done':
+        this.response = event.response;
+        break;
+      case 'error':
+        this.errors.push(event.message);
+        break;
+      case 'tool_call':
+        this.call(mainKey(event.id), event.id, event.name, event.args);
+        break;
+      case 'tool_result':
+        this.result(mainKey(event.id!), event.success, event.content);
+        break;
+      case 'subagent_tool_call':
+        this.call(
+          subKey(event.instance_id!, event.subagent, event.id),
+          event.id,
+          event.name,
+          event.args,
+          event.subagent,
+          event.instance_id,
+        );
+        this.delegations.get(event.instance_id!)!.events++;
+        break;
+      case 'subagent_tool_result':
+        this.result(subKey(event.instance_id!, event.subagent, event.id!), event.success, event.content);
+        this.delegations.get(event.instance_id!)!.events++;
+        break;
+      case 'subagent_start':
+        this.start(event.instance_id!, event.name, event.description, event.tool_call_id!);
+        break;
+      case 'subagent_end':
+        this.delegations.get(event.instance_id!)!.ended = true;
+        break;
+      default:
+        this.panel(event as EvoEvent);
+    }
+  }
 
   call(key: string, id: string, name: string, args: Readonly<Record<string, unknown>>, sub?: string, inst?: string) {
     this.invocations.set(key, {
@@ -119,71 +186,9 @@ class HandTally {
   }
 }
 
-/** The main agent's call key and a sub-agent's, as `ToolInvocation.key` spells them. */
-const mainKey = (id: string) => JSON.stringify([null, null, id]);
-const subKey = (instance: string, subagent: string, id: string) => JSON.stringify([instance, subagent, id]);
-
 /** One pass over the events; `now` stamps calls as `summarize()`'s scheduler does. */
 export function handTally(events: readonly (EvoEvent | UnknownEvent)[], now: () => number): RunSummary {
-  const t = new HandTally(now);
-  for (const event of events) {
-    t.events++;
-    switch (event.type) {
-      case 'text':
-        t.texts++;
-        t.deltas.push(event.content);
-        continue;
-      case 'subagent_text':
-        t.subagentTexts++;
-        t.delegations.get(String(event.instance_id))!.events++;
-        continue;
-      case 'thinking':
-        t.thinking++;
-        continue;
-    }
-    const type = event.type === 'unknown' ? event.wireType : event.type;
-    t.counts[type] = (t.counts[type] ?? 0) + 1;
-    switch (event.type) {
-      case 'usage_stats':
-        t.inputTokens += event.input_tokens;
-        t.outputTokens += event.output_tokens;
-        break;
-      case 'done':
-        t.response = event.response;
-        break;
-      case 'error':
-        t.errors.push(event.message);
-        break;
-      case 'tool_call':
-        t.call(mainKey(event.id), event.id, event.name, event.args);
-        break;
-      case 'tool_result':
-        t.result(mainKey(event.id!), event.success, event.content);
-        break;
-      case 'subagent_tool_call':
-        t.call(
-          subKey(event.instance_id!, event.subagent, event.id),
-          event.id,
-          event.name,
-          event.args,
-          event.subagent,
-          event.instance_id,
-        );
-        t.delegations.get(event.instance_id!)!.events++;
-        break;
-      case 'subagent_tool_result':
-        t.result(subKey(event.instance_id!, event.subagent, event.id!), event.success, event.content);
-        t.delegations.get(event.instance_id!)!.events++;
-        break;
-      case 'subagent_start':
-        t.start(event.instance_id!, event.name, event.description, event.tool_call_id!);
-        break;
-      case 'subagent_end':
-        t.delegations.get(event.instance_id!)!.ended = true;
-        break;
-      default:
-        t.panel(event as EvoEvent);
-    }
-  }
-  return t.summary();
+  const tally = new HandTally(now);
+  for (const event of events) tally.push(event);
+  return tally.summary();
 }
