@@ -24,7 +24,8 @@
  * npx tsx test/bench/browser.bench.ts --profile      # also CPU profiles of one baseline and one fromJsonl pass (test/bench/.data/*.cpuprofile)
  * ```
  */
-import { createReadStream, writeFileSync } from 'node:fs';
+import { createReadStream, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, totalmem } from 'node:os';
@@ -65,6 +66,22 @@ const LABELS: Record<Variant, string> = {
   baseline: 'baseline: TextDecoderStream + split + JSON.parse',
   fromJsonl: 'fromJsonl(response.body)',
 };
+
+/**
+ * The page imports the built package, as an app's bundle would: a source
+ * file newer than the last build would be measured as it was, so say so and stop.
+ */
+function requireFreshBuild(): void {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const built = statSync(join(root, 'dist/.tsbuildinfo'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
+  const stale = ['src', 'operators']
+    .flatMap((dir) => readdirSync(join(root, dir), { recursive: true, encoding: 'utf8' }).map((f) => join(dir, f)))
+    .filter((file) => file.endsWith('.ts') && statSync(join(root, file)).mtimeMs > built);
+  if (stale.length > 0) {
+    console.error(`${stale[0]} is newer than the build the page would bundle: run npm run build first.`);
+    process.exit(1);
+  }
+}
 
 /** Serves the page, its bundle and the transcript on a free loopback port. */
 async function serve(transcriptPath: string, bytes: number): Promise<{ url: string; close(): Promise<void> }> {
@@ -130,6 +147,7 @@ async function profile(page: Page, url: string, variant: Variant): Promise<strin
 }
 
 async function main(): Promise<void> {
+  requireFreshBuild();
   const cpu = cpus();
   console.log(
     `machine: ${cpu[0]?.model ?? 'unknown CPU'} × ${cpu.length} logical CPUs, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`,
