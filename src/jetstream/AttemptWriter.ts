@@ -111,7 +111,7 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
   /**
    * The sequence the `started` record is conditional on: the caller's, or
    * the run's last status read now, refusing an attempt the run has moved
-   * past or a run that has ended. Unreadable status: unconditional, and the
+   * past, one another writer has started, or a run that has ended. Unreadable status: unconditional, and the
    * publish says what is wrong with the broker.
    */
   private async fence(): Promise<number | undefined> {
@@ -127,6 +127,11 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
     if (record?.record === 'dead-letter') throw new DeadLetterError(runId, record.reason, record.attempts);
     if (record && record.attempt > attempt) throw new AttemptSupersededError(runId, attempt, record.attempt);
     if (record?.record === 'finished') throw new BrokerError(`run ${runId} attempt ${attempt} has already finished`);
+    // Its events' ids are the other writer's: the stream would drop them as duplicates and keep a mix of the two.
+    if (record?.record === 'started' && record.attempt === attempt)
+      throw new BrokerError(
+        `run ${runId} attempt ${attempt} was started by another writer and never finished; write the run again as attempt ${attempt + 1}`,
+      );
     return last?.sequence ?? 0;
   }
 

@@ -57,6 +57,22 @@ describe('fenced attempts', () => {
     expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(contract);
   });
 
+  it('refuses to write again an attempt another writer started and stopped, and the run stays readable', async () => {
+    const nc = connection();
+    const runId = 'restarted-1';
+    const first = new Subject<EvoEvent>();
+    const written = new ReplaySubject<EvoEvent>();
+    const stopped = first.pipe(publishTo(nc, runId, { prefix })).subscribe(written);
+    for (const event of research.slice(0, 3)) first.next(event);
+    await firstValueFrom(fromJetStream(nc, runId, { prefix }).pipe(take(3), toArray()));
+    // Stopped without a finished record, as a process that dies does.
+    stopped.unsubscribe();
+    const again = await lastValueFrom(of(...research).pipe(publishTo(nc, runId, { prefix }))).catch((e: unknown) => e);
+    expect((again as Error).message).toMatch(/attempt 1 was started by another writer .* as attempt 2/);
+    await lastValueFrom(of(...contract).pipe(publishTo(nc, runId, { prefix, attempt: 2 })));
+    expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(contract);
+  });
+
   it('refuses the finished record of an attempt superseded while it ran', async () => {
     const nc = connection();
     const runId = 'stale-2';
