@@ -154,7 +154,7 @@ export class RunReader {
   private emit(ready: InOrder): void {
     const { strict, onDiagnostic } = this.plan;
     this.current = ready;
-    const numbered = (issue: DecodeIssue) => new DecodeIssue(ready.sequence, issue.raw, issue.message);
+    const numbered = (issue: DecodeIssue) => new DecodeIssue(ready.sequence, issue.raw, issue.message, issue.kept);
     const routing = { strict, onDiagnostic: onDiagnostic && ((issue: DecodeIssue) => onDiagnostic(numbered(issue))) };
     let fatal = deliver(this.decoder.write(ready.data), this.sink, routing);
     if (fatal === undefined && !this.done) fatal = deliver(this.decoder.end(), this.sink, routing);

@@ -30,7 +30,10 @@ import {
 } from '../../src/jetstream/index.js';
 import { encodeRecord } from '../../src/jetstream/records.js';
 import { diagnostics, fixturePath } from '../support/collect.js';
-import { connectBroker, freePort, uniquePrefix, fixtureEvents, suiteStreams } from './support.js';
+import { BROKER, connectBroker, freePort, uniquePrefix, fixtureEvents, suiteStreams } from './support.js';
+
+/** The shared broker's address as errors name it, for a pattern. */
+const brokerPattern = BROKER.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const research = fixtureEvents('research-run.jsonl');
 
@@ -118,6 +121,22 @@ describe('fromJetStream', () => {
     expect(seen).toEqual(research);
     // Removed as each subscription ends, which the server applies a moment later.
     while ((await consumers()).length > 0) await new Promise((r) => setImmediate(r));
+  });
+
+  it('passes on a note about an event it delivered as a note, numbered by the event', async () => {
+    const { issues, onDiagnostic } = diagnostics();
+    await writeByHand(
+      'kept-1',
+      [
+        { seq: 1, payload: '{"type": "text", "content": "a"}' },
+        { seq: 2, payload: '{"type": "tool_call", "id": "t1", "name": "n", "args": {"n": 12345678901234567890}}' },
+        { seq: 3, payload: '{"type": "done", "content": "a", "response": "a"}' },
+      ],
+      3,
+    );
+    const events = await lastValueFrom(fromJetStream(nc, 'kept-1', { prefix, onDiagnostic }).pipe(toArray()));
+    expect(events.map((e) => e.type)).toEqual(['text', 'tool_call', 'done']);
+    expect(issues.map((i) => [i.line, i.kept])).toEqual([[2, true]]);
   });
 
   it('reports a payload that is not an event as a diagnostic and goes on', async () => {
@@ -345,7 +364,7 @@ describe('an unreachable broker', () => {
     await nc.close();
     const event = { type: 'text', content: 'a' } as const;
     await expect(lastValueFrom(of(event).pipe(publishTo(nc, 'closed-1')))).rejects.toThrow(
-      /the connection to 127\.0\.0\.1:4222 is closed/,
+      new RegExp(`the connection to ${brokerPattern} is closed`),
     );
     const remote = await lastValueFrom(fromJetStream(nc, 'closed-1')).catch((e: unknown) => e);
     expect(remote).toBeInstanceOf(BrokerError);
@@ -361,7 +380,9 @@ describe('an unreachable broker', () => {
       ),
     ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(BrokerError);
-    expect((error as Error).message).toMatch(/could not store lost-1\.1\.started\.[\w-]+ on 127\.0\.0\.1:4222/);
+    expect((error as Error).message).toMatch(
+      new RegExp(`could not store lost-1\\.1\\.started\\.[\\w-]+ on ${brokerPattern}`),
+    );
     expect((error as Error).message).toMatch(/no ack within 1000 ms/);
     await expect(lastValueFrom(fromJetStream(nc, 'lost-1', { prefix }))).rejects.toThrow(/has ensureStreams run\?/);
     await nc.close();

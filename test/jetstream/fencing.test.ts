@@ -2,7 +2,7 @@
 // records are refused, readers read the newer attempt, and a worker outlives
 // a broker call that fails.
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { filter, firstValueFrom, lastValueFrom, of, ReplaySubject, Subject, take, toArray } from 'rxjs';
+import { firstValueFrom, lastValueFrom, of, ReplaySubject, Subject, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events.js';
 import {
@@ -11,9 +11,7 @@ import {
   fromJetStream,
   layoutOf,
   publishTo,
-  serveRuns,
   submitRun,
-  type WorkerActivity,
 } from '../../src/jetstream/index.js';
 import { encodeRecord } from '../../src/jetstream/records.js';
 import { fakeEvoSci } from '../../testing/index.js';
@@ -21,7 +19,7 @@ import { fixturePath } from '../support/collect.js';
 import { gone } from '../support/processes.js';
 import { scenarioRun } from './scenarios.js';
 import { processesTagged } from './workers.js';
-import { connectBroker, fixtureEvents, streamsFor, uniquePrefix, suiteStreams } from './support.js';
+import { connectBroker, fixtureEvents, servedWorker, streamsFor, uniquePrefix, suiteStreams } from './support.js';
 
 const contract = fixtureEvents('contract-example.jsonl');
 const research = fixtureEvents('research-run.jsonl');
@@ -97,8 +95,7 @@ describe('a worker whose attempt is superseded while it runs', () => {
     const nc = connection();
     const tag = `cli-${prefix}`;
     const { prompt: _prompt, ...slow } = scenarioRun('slow', tag);
-    const activity = new ReplaySubject<WorkerActivity>();
-    const serving = serveRuns(nc, { prefix, ackWaitMs: 3000, runOptions: slow }).subscribe(activity);
+    const worker = servedWorker(nc, { prefix, ackWaitMs: 3000, runOptions: slow });
     try {
       const runId = await submitRun(nc, { prompt: `slow [${tag}]` }, { prefix });
       await firstValueFrom(fromJetStream(nc, runId, { prefix }).pipe(take(2), toArray()));
@@ -109,11 +106,11 @@ describe('a worker whose attempt is superseded while it runs', () => {
         layout.statusSubject(runId),
         encodeRecord({ record: 'started', runId, attempt: 2, at: new Date().toISOString(), worker: 'elsewhere' }),
       );
-      const superseded = await firstValueFrom(activity.pipe(filter((a) => a.type === 'superseded')));
+      const superseded = await worker.when((a) => a.type === 'superseded');
       expect(superseded).toMatchObject({ runId, attempt: 1, nextAttempt: 2 });
       expect(await gone(cli!)).toBe(true);
     } finally {
-      serving.unsubscribe();
+      worker.stop();
     }
   }, 30_000);
 });
@@ -124,23 +121,22 @@ describe('a worker and a failed broker call', () => {
     const prefix = uniquePrefix('blip');
     const cleanup = await streamsFor(nc, prefix);
     const layout = layoutOf({ prefix });
-    const activity = new ReplaySubject<WorkerActivity>();
-    const serving = serveRuns(nc, {
+    const worker = servedWorker(nc, {
       prefix,
       runOptions: fakeEvoSci([{ transcript: fixturePath('contract-example.jsonl') }]),
-    }).subscribe(activity);
+    });
     try {
       // Every status read fails while the events stream is gone.
       await (await jetstreamManager(nc)).streams.delete(layout.eventsStream);
       const runId = await submitRun(nc, { prompt: 'through a blip' }, { prefix });
-      const retrying = await firstValueFrom(activity.pipe(filter((a) => a.type === 'retrying')));
+      const retrying = await worker.when((a) => a.type === 'retrying');
       expect(retrying).toMatchObject({ runId });
       await ensureStreams(nc, { prefix, storage: 'memory' });
       expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(contract);
-      const finished = await firstValueFrom(activity.pipe(filter((a) => a.type === 'finished')));
+      const finished = await worker.when((a) => a.type === 'finished');
       expect(finished).toMatchObject({ runId, attempt: 1, outcome: 'completed' });
     } finally {
-      serving.unsubscribe();
+      worker.stop();
       await cleanup();
       await nc.close();
     }

@@ -11,13 +11,16 @@ import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/t
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { EvoEvent } from '../../src/events.js';
 import { beforeAll, afterAll } from 'vitest';
-import { filter, lastValueFrom, takeWhile, toArray } from 'rxjs';
+import { filter, firstValueFrom, lastValueFrom, ReplaySubject, takeWhile, toArray } from 'rxjs';
 import {
   ensureStreams,
   layoutOf,
+  serveRuns,
   watchRuns,
   type JetStreamLayout,
+  type ServeRunsOptions,
   type StatusRecord,
+  type WorkerActivity,
 } from '../../src/jetstream/index.js';
 import { fixturePath } from '../support/collect.js';
 
@@ -77,6 +80,19 @@ export function suiteStreams(name: string): {
     await nc?.close();
   });
   return { prefix, layout: layoutOf({ prefix }), connection: () => nc! };
+}
+
+/** A `serveRuns` worker in this process; `when` finds the first activity that matches, however early it came. */
+export function servedWorker(
+  nc: NatsConnection,
+  options: ServeRunsOptions,
+): { when(match: (a: WorkerActivity) => boolean): Promise<WorkerActivity>; stop(): void } {
+  const activity$ = new ReplaySubject<WorkerActivity>();
+  const subscription = serveRuns(nc, options).subscribe(activity$);
+  return {
+    when: (match) => firstValueFrom(activity$.pipe(filter(match))),
+    stop: () => subscription.unsubscribe(),
+  };
 }
 
 /** Creates the streams of `prefix`; the returned function deletes them. */

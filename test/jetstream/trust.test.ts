@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { filter, firstValueFrom, lastValueFrom, of, Subject, take, toArray } from 'rxjs';
+import { firstValueFrom, lastValueFrom, of, Subject, take, toArray } from 'rxjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events.js';
 import {
@@ -17,7 +17,6 @@ import {
   serveRuns,
   submitRun,
   type ServeRunsOptions,
-  type WorkerActivity,
 } from '../../src/jetstream/index.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
@@ -29,6 +28,7 @@ import {
   fixtureEvents,
   suiteStreams,
   recordsUntilFinished,
+  servedWorker,
 } from './support.js';
 
 const contract = fixtureEvents('contract-example.jsonl');
@@ -41,20 +41,7 @@ describe('what a request may do to a worker', () => {
   });
 
   /** A worker in this process; its activity as it comes, and the first activity that matches. */
-  function serve(options: ServeRunsOptions) {
-    const activity: WorkerActivity[] = [];
-    const activity$ = new Subject<WorkerActivity>();
-    const subscription = serveRuns(nc, { prefix, ...options }).subscribe({
-      next: (a) => {
-        activity.push(a);
-        activity$.next(a);
-      },
-      error: (err: unknown) => activity$.error(err),
-    });
-    const when = (match: (a: WorkerActivity) => boolean) =>
-      activity.find(match) ?? firstValueFrom(activity$.pipe(filter(match)));
-    return { activity, when, stop: () => subscription.unsubscribe() };
-  }
+  const serve = (options: ServeRunsOptions) => servedWorker(nc, { prefix, ...options });
 
   /** Publishes a request by hand, as a faulty or hostile client could. */
   async function publishRequest(runId: string, body: Record<string, unknown>): Promise<void> {
