@@ -10,7 +10,7 @@ export default tseslint.config(
       'node_modules/',
       'coverage/',
       'test/bench/.data/',
-      'test/examples/.readme/',
+      'test/examples/.readme*/',
       '**/*.mjs',
       'eslint.config.js',
     ],

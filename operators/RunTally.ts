@@ -334,7 +334,7 @@ export function invocationSummary(i: ToolInvocation): InvocationSummary {
 }
 
 /** The rule of `RunOutcome`: an `error` event fails a run, no `done` leaves it incomplete, a question nothing went past needs input. */
-export function outcomeOf(failed: boolean, done: boolean, waiting: boolean): RunOutcome {
+function outcomeOf(failed: boolean, done: boolean, waiting: boolean): RunOutcome {
   if (failed) return 'failed';
   if (!done) return 'incomplete';
   return waiting ? 'needs-input' : 'completed';

@@ -2,7 +2,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Subscriber } from 'rxjs';
 import { DecodeIssue } from '../decode/decodeLine.js';
-import { deliver, JsonlDecoder, type DecodeOptions } from '../decode/JsonlDecoder.js';
+import { JsonlDecoder, type DecodeOptions } from '../decode/JsonlDecoder.js';
+import { SubscriberSink } from '../decode/SubscriberSink.js';
 import { DecodeError, EvoSciError } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
 import { AttemptSupersededError, BrokerError, brokerError, DeadLetterError } from './errors.js';
@@ -39,9 +40,10 @@ export class RunReader {
   private readonly order: ReorderBuffer;
   private readonly decoder: JsonlDecoder;
   private readonly runPrefix: string;
-  /** The event being decoded, and where its events go: `deliver` stops once this reader is done. */
+  /** The event being decoded: its sequence numbers the issues of its line. */
   private current: InOrder | undefined;
-  private readonly sink: { readonly closed: boolean; next(event: EvoEvent | UnknownEvent): void };
+  /** Where decoded lines go, for the whole read: it stops once this reader is done. */
+  private readonly sink: SubscriberSink;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -53,16 +55,21 @@ export class RunReader {
     this.decoder = new JsonlDecoder({ keepUnknown: plan.keepUnknown, maxLineBytes: plan.maxLineBytes });
     this.runPrefix = plan.layout.statusSubject(plan.runId).slice(0, -'status'.length);
     const isDone = () => this.done;
-    this.sink = {
+    const placed = {
       get closed() {
         return isDone();
       },
-      next: (event) => {
+      next: (event: EvoEvent | UnknownEvent) => {
         const { sequence, resumeFrom } = this.current!;
         placeEvent(event, { runId: plan.runId, attempt: this.attempt!, sequence, resumeFrom });
         subscriber.next(event);
       },
     };
+    const { strict, onDiagnostic } = plan;
+    this.sink = new SubscriberSink(placed, {
+      strict,
+      onDiagnostic: onDiagnostic && ((issue: DecodeIssue) => onDiagnostic(this.numbered(issue))),
+    });
   }
 
   start(): void {
@@ -152,13 +159,15 @@ export class RunReader {
 
   /** Decodes one event's payload as a line of `fromJsonl`: bytes counted as UTF-8, one strict/diagnostic rule. */
   private emit(ready: InOrder): void {
-    const { strict, onDiagnostic } = this.plan;
     this.current = ready;
-    const numbered = (issue: DecodeIssue) => new DecodeIssue(ready.sequence, issue.raw, issue.message, issue.kept);
-    const routing = { strict, onDiagnostic: onDiagnostic && ((issue: DecodeIssue) => onDiagnostic(numbered(issue))) };
-    let fatal = deliver(this.decoder.write(ready.data), this.sink, routing);
-    if (fatal === undefined && !this.done) fatal = deliver(this.decoder.end(), this.sink, routing);
-    if (fatal !== undefined) this.end(new DecodeError(numbered(fatal)));
+    this.decoder.feed(ready.data, this.sink);
+    if (!this.sink.stopped) this.decoder.finish(this.sink);
+    if (this.sink.fatal !== undefined) this.end(new DecodeError(this.numbered(this.sink.fatal)));
+  }
+
+  /** An issue of the current event's line, numbered by the event's sequence. */
+  private numbered(issue: DecodeIssue): DecodeIssue {
+    return new DecodeIssue(this.current!.sequence, issue.raw, issue.message, issue.kept);
   }
 
   /** A message that is not an event: a diagnostic, or the end with `strict`. */

@@ -1,6 +1,6 @@
 // Every TypeScript block of README.md is a program: compiled, then run against the fake CLI.
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -11,7 +11,8 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { fakeEvoSci } from '../../testing/fakeEvoSci.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const folder = join(root, 'test/examples/.readme');
+// A folder of this run's own, beside the repo's node_modules: another copy of the suite has its own.
+const folder = mkdtempSync(join(root, 'test/examples/.readme-'));
 const exec = promisify(execFile);
 
 /** The processes the blocks ran in. */
@@ -22,8 +23,6 @@ const file = (i: number) => join(folder, `block-${String(i + 1).padStart(2, '0')
 
 describe('README.md', () => {
   beforeAll(async () => {
-    rmSync(folder, { recursive: true, force: true });
-    mkdirSync(folder, { recursive: true });
     blocks.forEach((code, i) => writeFileSync(file(i), code));
     // Types are checked by the first test; the blocks run as plain JavaScript, one esbuild call for all.
     await build({
@@ -55,6 +54,7 @@ describe('README.md', () => {
       if (pid !== undefined && blockPids.has(Number(pid))) await jsm.streams.delete(stream.config.name);
     }
     await nc.close();
+    rmSync(folder, { recursive: true, force: true });
   });
 
   it('has TypeScript blocks, and they all compile', async () => {
