@@ -1,7 +1,7 @@
 import { DecodeIssue } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
-import { decodeLine } from './decodeLine.js';
-import { HeldLine } from './HeldLine.js';
+import { decodeLine, decodeLineInFull } from './decodeLine.js';
+import { HeldLine, utf8Length } from './HeldLine.js';
 import { textDeltaAt } from './textDelta.js';
 
 // Kept importable from here, where the run and JetStream readers find it.
@@ -52,21 +52,6 @@ const BOM = '\ufeff';
 /** How much of an oversized line its diagnostic keeps. */
 const HEAD_LENGTH = 1024;
 
-/** UTF-8 length of a string, counted only for lines long enough to be near the limit. */
-function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
-}
-
 /**
  * Where a decoder hands what each line gave, as the line completes: its event,
  * or the issue of a line that did not decode (and a `kept` note before the
@@ -110,7 +95,7 @@ export class JsonlDecoder {
   private readonly maxLineBytes: number;
   private readonly keepUnknown: boolean;
   /** The line still open at the end of the last chunk. */
-  private readonly held = new HeldLine();
+  private readonly held = new HeldLine(this.utf8);
   /** The open line passed the limit: its text is dropped until its end. */
   private oversized = false;
   private oversizedHead = '';
@@ -129,7 +114,7 @@ export class JsonlDecoder {
 
   /** The open line: what was received after the last newline (its start only, if oversized). */
   get partialLine(): string {
-    return this.oversized ? this.oversizedHead : this.held.decode(this.utf8);
+    return this.oversized ? this.oversizedHead : this.held.contents();
   }
 
   /** Feeds one chunk; each line it completes goes to `sink` at once, until the sink stops. */
@@ -211,14 +196,15 @@ export class JsonlDecoder {
    */
   private lineAt(chunk: string, start: number, end: number): void {
     const stop = end > start && chunk.charCodeAt(end - 1) === CR ? end - 1 : end;
-    if (this.lineNumber > 0 && (stop - start) * 3 <= this.maxLineBytes) {
+    const deltaTried = this.lineNumber > 0 && (stop - start) * 3 <= this.maxLineBytes;
+    if (deltaTried) {
       const delta = textDeltaAt(chunk, start, stop);
       if (delta !== undefined) {
         this.lineNumber++;
         return this.sink.event(delta);
       }
     }
-    this.line(chunk.slice(start, end));
+    this.line(chunk.slice(start, end), deltaTried);
   }
 
   /** Holds the start of a line; the source may reuse its buffer, so bytes are copied. */
@@ -228,7 +214,7 @@ export class JsonlDecoder {
     else this.held.bytes(piece);
     // One byte of slack: the line may end in the `\r` of a `\r\n` split between chunks.
     if (this.held.length > this.maxLineBytes + 1) {
-      this.oversizedHead = this.held.decode(this.utf8, HEAD_LENGTH);
+      this.oversizedHead = this.held.contents(HEAD_LENGTH);
       this.oversized = true;
       this.held.clear();
     }
@@ -245,12 +231,13 @@ export class JsonlDecoder {
     }
     if (typeof tail === 'string') this.held.text(tail);
     else this.held.bytes(tail);
-    const text = this.held.decode(this.utf8);
+    const text = this.held.contents();
     this.held.clear();
     this.line(text);
   }
 
-  private line(raw: string): void {
+  /** One whole line; `deltaTried` when `textDeltaAt` has already said it is no text delta. */
+  private line(raw: string, deltaTried = false): void {
     const line = ++this.lineNumber;
     let text = raw.charCodeAt(raw.length - 1) === CR ? raw.slice(0, -1) : raw;
     if (line === 1 && text.startsWith(BOM)) text = text.slice(1);
@@ -263,7 +250,7 @@ export class JsonlDecoder {
       this.tooLong(text);
       return;
     }
-    const result = decodeLine(text, line, this.keepUnknown, this.note);
+    const result = (deltaTried ? decodeLineInFull : decodeLine)(text, line, this.keepUnknown, this.note);
     if (result === undefined) return;
     if (result instanceof DecodeIssue) this.sink.issue(result);
     else this.sink.event(result);

@@ -2,7 +2,7 @@ import { isLeft } from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import { DecodeIssue } from '../errors.js';
 import { eventCodecs, type EvoEvent, type EvoEventType, type UnknownEvent, unknownEvent } from '../events.js';
-import { fastGuard } from './fastGuard.js';
+import { fastGuard, type Guard } from './fastGuard.js';
 import { holdsUnsafeInteger, parsePythonJson, unsafeIntegers } from './pythonJson.js';
 import { textDeltaAt } from './textDelta.js';
 
@@ -14,7 +14,7 @@ const VALUE_LIMIT = 60;
 const WHITESPACE = /^\s*$/;
 
 /** Each known type's guard, built once from its codec. */
-const guards = new Map(Object.entries(eventCodecs).map(([type, codec]) => [type, fastGuard(codec)]));
+const guards = new Map<string, Guard>(Object.entries(eventCodecs).map(([type, codec]) => [type, fastGuard(codec)]));
 
 /**
  * One line of text → the event it holds, a `DecodeIssue`, or `undefined` for
@@ -34,8 +34,16 @@ export function decodeLine(
   keepUnknown = false,
   onNote?: (issue: DecodeIssue) => void,
 ): EvoEvent | UnknownEvent | DecodeIssue | undefined {
-  const delta = textDeltaAt(text, 0, text.length);
-  if (delta !== undefined) return delta;
+  return textDeltaAt(text, 0, text.length) ?? decodeLineInFull(text, line, keepUnknown, onNote);
+}
+
+/** `decodeLine` without its first look for a text delta, for a caller that has looked already. */
+export function decodeLineInFull(
+  text: string,
+  line: number,
+  keepUnknown = false,
+  onNote?: (issue: DecodeIssue) => void,
+): EvoEvent | UnknownEvent | DecodeIssue | undefined {
   // A line of blanks is skipped before JSON.parse, whose throw would cost far more.
   if (text.charCodeAt(0) <= 0x20 && WHITESPACE.test(text)) return undefined;
   const value = parse(text, line);
@@ -52,6 +60,7 @@ export function decodeLine(
     event = unknownEvent(value as UnknownEvent['event']);
   } else if (guard(value)) event = value as EvoEvent;
   else return wrongShape(text, line, type, value);
+  // Any field may hold one, the codec's or not: an event keeps the fields its codec does not name.
   if (onNote && holdsUnsafeInteger(value)) noteRounding(text, line, onNote);
   return event;
 }

@@ -37,9 +37,15 @@ function own(text: string, from: number, to: number): string {
  */
 export function textDeltaAt(text: string, start: number, end: number): TextEvent | undefined {
   if (text.charCodeAt(end - 1) !== CLOSING_BRACE) return undefined;
-  const prefix = text.charCodeAt(start + TELLING) === SPACE ? SPACED : COMPACT;
-  if (!text.startsWith(prefix, start)) return undefined;
-  const open = start + prefix.length;
+  // Each `startsWith` is given its own constant, which the engine compares in place.
+  let open: number;
+  if (text.charCodeAt(start + TELLING) === SPACE) {
+    if (!text.startsWith(SPACED, start)) return undefined;
+    open = start + SPACED.length;
+  } else {
+    if (!text.startsWith(COMPACT, start)) return undefined;
+    open = start + COMPACT.length;
+  }
   const close = end - 2;
   if (close > open && text.charCodeAt(open) === QUOTE && text.charCodeAt(close) === QUOTE) {
     let at = open + 1;

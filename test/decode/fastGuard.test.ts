@@ -8,18 +8,21 @@ import { fixtureBytes } from '../support/collect.js';
 
 const codecs = Object.entries(eventCodecs) as [string, t.Mixed][];
 
+/** Whole numbers on both sides of ±2^53, as JSON.parse gives them. */
+const anInteger = fc.oneof(fc.integer(), fc.constantFrom(2 ** 53, 2 ** 60, -(2 ** 60), 1e21));
+
 /** Objects shaped like events, with fields of every JSON kind, missing or present: where the guards could differ. */
 const eventLike = fc.record(
   {
     type: fc.constantFrom(...codecs.map(([type]) => type)),
     content: fc.oneof(fc.string(), fc.jsonValue()),
     name: fc.oneof(fc.string(), fc.integer()),
-    id: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
+    id: fc.oneof(fc.string(), anInteger, fc.constant(null)),
     args: fc.oneof(fc.dictionary(fc.string(), fc.jsonValue()), fc.array(fc.jsonValue()), fc.string()),
     success: fc.oneof(fc.boolean(), fc.constant('true')),
     subagent: fc.string(),
     description: fc.oneof(fc.string(), fc.constant(undefined)),
-    instance_id: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
+    instance_id: fc.oneof(fc.string(), anInteger, fc.constant(null)),
     tool_call_id: fc.string(),
     interrupt_id: fc.string(),
     questions: fc.array(
@@ -36,14 +39,14 @@ const eventLike = fc.record(
     action_requests: fc.array(fc.record({ name: fc.string(), args: fc.jsonValue() }, { requiredKeys: [] })),
     review_configs: fc.array(fc.dictionary(fc.string(), fc.jsonValue())),
     tools: fc.array(fc.oneof(fc.string(), fc.integer())),
-    input_tokens: fc.oneof(fc.integer(), fc.string()),
-    output_tokens: fc.integer(),
+    input_tokens: fc.oneof(anInteger, fc.string()),
+    output_tokens: anInteger,
     response: fc.string(),
     message: fc.string(),
     eval_id: fc.string(),
     subagent_type: fc.string(),
     label: fc.string(),
-    duration_ms: fc.oneof(fc.integer(), fc.string()),
+    duration_ms: fc.oneof(anInteger, fc.string()),
     error: fc.string(),
   },
   { requiredKeys: ['type'] },

@@ -100,6 +100,17 @@ describe("Python's JSON", () => {
     ]);
   });
 
+  it('reports a rounded integer in a field the event type does not name, which the event still carries', async () => {
+    const { issues, onDiagnostic } = diagnostics();
+    const line =
+      '{"type": "tool_result", "name": "x", "content": "ok", "success": true, "elapsed_ns": 12345678901234567891}';
+    const [event] = await collect(fromJsonl(line, { onDiagnostic }));
+    expect(event).toMatchObject({ type: 'tool_result', elapsed_ns: 12345678901234567000 });
+    expect(issues.map((i) => [i.kept, i.message])).toEqual([
+      [true, 'integer 12345678901234567891 is beyond ±2^53 and was rounded to 12345678901234567000'],
+    ]);
+  });
+
   it('toJsonl writes non-finite numbers as Python does, and fromJsonl reads them back', async () => {
     const events = await collect(fromJsonl(fixtureBytes(sweep)));
     const call = events.find((e) => e.type === 'tool_call')!;
