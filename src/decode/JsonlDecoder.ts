@@ -5,7 +5,7 @@ import { HeldLine, utf8Length } from './HeldLine.js';
 import { textDeltaAt } from './textDelta.js';
 
 // Kept importable from here, where the run and JetStream readers find it.
-export { deliver, SubscriberSink } from './SubscriberSink.js';
+export { SubscriberSink } from './SubscriberSink.js';
 
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 

@@ -1,6 +1,6 @@
-import { DecodeIssue } from '../errors.js';
+import type { DecodeIssue } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
-import type { Decoded, DecodeOptions, DecodeSink } from './JsonlDecoder.js';
+import type { DecodeOptions, DecodeSink } from './JsonlDecoder.js';
 
 /** What a sink hands events to: an rxjs `Subscriber`, or a reader's own. */
 interface Receiver {
@@ -36,23 +36,4 @@ export class SubscriberSink implements DecodeSink {
     if (this.options.strict && !issue.kept) this.fatal ??= issue;
     else this.options.onDiagnostic?.(issue);
   }
-}
-
-/**
- * Hands what `JsonlDecoder.write` collected to a subscriber, in order, as a
- * `SubscriberSink` would have; returns the issue that ends the stream under
- * `strict`.
- */
-export function deliver(
-  decoded: readonly Decoded[],
-  subscriber: Receiver,
-  options: Pick<DecodeOptions, 'strict' | 'onDiagnostic'>,
-): DecodeIssue | undefined {
-  const sink = new SubscriberSink(subscriber, options);
-  for (const item of decoded) {
-    if (sink.stopped) break;
-    if (item instanceof DecodeIssue) sink.issue(item);
-    else sink.event(item);
-  }
-  return sink.fatal;
 }

@@ -185,7 +185,7 @@ export class RunReader {
         text.decode(message.data),
         `message ${message.seq} of stream ${layout.eventsStream} is not a status record; dropped`,
       );
-      return this.plan.onDiagnostic?.(issue);
+      return this.report(issue);
     }
     if (record.record === 'dead-letter') return this.end(new DeadLetterError(runId, record.reason, record.attempts));
     if (record.record === 'started') {

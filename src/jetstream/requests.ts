@@ -9,13 +9,25 @@ import type { WorkerSettings } from './workerTypes.js';
 export type ParsedRequest =
   { readonly request: RunRequest } | { readonly runId: string | undefined; readonly reason: string };
 
+/** Whether `runId` is one `checkRunId` accepts. */
+function isRunId(runId: string): boolean {
+  try {
+    checkRunId(runId);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The request in a message, or why it cannot be run. */
 export function parseRequest(msg: JsMsg): ParsedRequest {
   let runId = msg.headers?.get(RunHeaders.runId) || undefined;
-  try {
-    if (runId !== undefined) checkRunId(runId);
-  } catch {
-    runId = undefined;
+  // A header that names no valid run refuses the request: the body's runId is not taken in its place.
+  if (runId !== undefined && !isRunId(runId)) {
+    return {
+      runId: undefined,
+      reason: `the request's ${RunHeaders.runId} header is not a valid run id: ${JSON.stringify(runId)}`,
+    };
   }
   let value: unknown;
   try {
@@ -31,15 +43,13 @@ export function parseRequest(msg: JsMsg): ParsedRequest {
     };
   }
   if (runId === undefined && typeof body['runId'] === 'string') {
-    try {
-      checkRunId(body['runId']);
-      runId = body['runId'];
-    } catch {
+    if (!isRunId(body['runId'])) {
       return {
         runId: undefined,
         reason: `the request's runId is not a valid run id: ${JSON.stringify(body['runId'])}`,
       };
     }
+    runId = body['runId'];
   }
   if (typeof body['prompt'] !== 'string' || body['prompt'] === '') {
     return { runId, reason: 'the request has no prompt: a non-empty string "prompt" is required' };

@@ -1,5 +1,5 @@
 import { config, type Subscriber, type TeardownLogic } from 'rxjs';
-import { deliver, JsonlDecoder, type Decoded } from '../decode/JsonlDecoder.js';
+import { JsonlDecoder, SubscriberSink } from '../decode/JsonlDecoder.js';
 import type { DecodeIssue } from '../errors.js';
 import {
   CancelledError,
@@ -48,8 +48,8 @@ export class RunSession {
   private lingerTimer: Timer | undefined;
   private stopWaiting: (() => void) | undefined;
   private stopWatchingFlow: (() => void) | undefined;
-  /** Where decoded events go: `next`, while the subscriber is open. */
-  private readonly sink: { readonly closed: boolean; next(event: RunEvent): void };
+  /** Where each line goes as it completes: its event to `next` while the subscriber is open, its issue to `badLines`. */
+  private readonly lines: SubscriberSink;
 
   constructor(
     private readonly subscriber: Subscriber<RunEvent>,
@@ -60,12 +60,13 @@ export class RunSession {
     this.decoder = new JsonlDecoder(options);
     this.stderr = new StderrLog(options.onStderr, resolved.stderrTailBytes);
     this.badLines = new BadLines(options.onDiagnostic);
-    this.sink = {
+    const receiver = {
       get closed() {
         return subscriber.closed;
       },
-      next: (event) => this.next(event),
+      next: (event: RunEvent) => this.next(event),
     };
+    this.lines = new SubscriberSink(receiver, { strict: options.strict, onDiagnostic: this.badLines.report });
   }
 
   /** Starts the process and its timers; returns the subscription's teardown. */
@@ -127,12 +128,9 @@ export class RunSession {
   private readStdout(chunk: Uint8Array): void {
     // Once the run is ending, its output is no longer read; its stderr still is, for the resume hint.
     if (this.subscriber.closed || this.failure) return;
-    const fatal = this.deliver(this.decoder.write(chunk));
+    this.decoder.feed(chunk, this.lines);
+    const fatal = this.lines.fatal;
     if (fatal) this.fail((ending) => new DecodeError(fatal, this.ended(ending)));
-  }
-
-  private deliver(decoded: readonly Decoded[]): DecodeIssue | undefined {
-    return deliver(decoded, this.sink, { strict: this.options.strict, onDiagnostic: this.badLines.report });
   }
 
   private next(event: RunEvent): void {
@@ -169,7 +167,7 @@ export class RunSession {
     this.stopWatchingFlow?.();
     // Flushing calls the app's callbacks; one that throws must not keep onExit from being called.
     let cutLine: DecodeIssue | undefined;
-    this.callAppAtEnd(() => (cutLine = this.deliver(this.decoder.end())));
+    this.callAppAtEnd(() => (cutLine = this.finishLines()));
     this.callAppAtEnd(() => this.stderr.end());
     try {
       this.options.onExit?.({
@@ -184,6 +182,13 @@ export class RunSession {
     } catch (err) {
       this.reportLate(err);
     }
+  }
+
+  /** The last line, if it had no newline; under `strict`, the issue of a bad one, for `end` to weigh against the exit. */
+  private finishLines(): DecodeIssue | undefined {
+    if (this.lines.stopped) return undefined;
+    this.decoder.finish(this.lines);
+    return this.lines.fatal;
   }
 
   private callAppAtEnd(action: () => unknown): void {

@@ -50,12 +50,15 @@ describe('fromJetStream', () => {
     runId: string,
     messages: { seq?: number; payload: string }[],
     events: number,
+    { afterStart }: { afterStart?: string } = {},
   ): Promise<void> {
     const js = jetstream(nc);
     const started = await js.publish(
       layout.statusSubject(runId),
       encodeRecord({ record: 'started', runId, attempt: 1, at: new Date().toISOString() }),
     );
+    // A status message a faulty writer could leave.
+    if (afterStart !== undefined) await js.publish(layout.statusSubject(runId), afterStart);
     for (const { seq, payload } of messages) {
       const h = headers();
       h.set('EvoSci-Attempt', '1');
@@ -180,6 +183,23 @@ describe('fromJetStream', () => {
       'some_future_event',
       'done',
     ]);
+  });
+
+  it('reports a status message that is not a record as a diagnostic, or with strict ends the stream with it', async () => {
+    await writeByHand('odd-status-1', [{ seq: 1, payload: '{"type": "text", "content": "a"}' }], 1, {
+      afterStart: '{"record": "paused"}',
+    });
+    const { issues, onDiagnostic } = diagnostics();
+    const events = await lastValueFrom(fromJetStream(nc, 'odd-status-1', { prefix, onDiagnostic }).pipe(toArray()));
+    expect(events).toEqual([{ type: 'text', content: 'a' }]);
+    expect(issues.map((i) => [i.line, i.raw, i.message.replace(/\d+/, 'N')])).toEqual([
+      [0, '{"record": "paused"}', `message N of stream ${layout.eventsStream} is not a status record; dropped`],
+    ]);
+    const error = await lastValueFrom(fromJetStream(nc, 'odd-status-1', { prefix, strict: true })).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(DecodeError);
+    expect((error as DecodeError).message).toContain('is not a status record');
   });
 
   it('emits a repeated or out-of-order stored event once, in its place', async () => {

@@ -2,7 +2,7 @@
 // worker as attempt 2, and consumers never get a half attempt mixed in. After
 // the last attempt, and for a request that cannot run, a dead-letter record.
 import { headers, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { firstValueFrom, lastValueFrom, materialize, take, toArray } from 'rxjs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,7 +15,7 @@ import {
   type EventPosition,
   type StatusRecord,
 } from '../../src/jetstream/index.js';
-import { eventually } from '../support/processes.js';
+import { eventually, PATIENCE_MS } from '../support/processes.js';
 import { BROKER, connectBroker, streamsFor, uniquePrefix, fixtureEvents, recordsUntilFinished } from './support.js';
 import { processesTagged, startWorker, stopWorkers, type WorkerProcess } from './workers.js';
 
@@ -124,10 +124,10 @@ describe('redelivery and dead letters', () => {
     const records = recordsUntilFinished(nc, prefix, runId);
     const events = lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()));
     await firstValueFrom(fromJetStream(nc, runId, { prefix }).pipe(take(3), toArray()));
-    // The worker holds still for more than twice its ack wait: the server gives the request out again,
-    // and this worker, the only one, is the one that takes it.
+    // The worker holds still past its ack wait until the server has given the request out again; this
+    // worker, the only one, with a pull still open, is the one that takes it.
     first.child.kill('SIGSTOP');
-    await new Promise((resolve) => setTimeout(resolve, 4000));
+    expect(await redelivered()).toBe(true);
     first.child.kill('SIGCONT');
     expect(await events).toEqual(demo);
     expect((await records).map((r) => [r.record, r.record === 'dead-letter' ? 0 : r.attempt])).toEqual([
@@ -135,6 +135,19 @@ describe('redelivery and dead letters', () => {
       ['finished', 1],
     ]);
   }, 60_000);
+
+  /** Whether the workers' consumer has handed a request out again, within the patience of a test. */
+  async function redelivered(): Promise<boolean> {
+    const layout = layoutOf({ prefix });
+    const jsm = await jetstreamManager(nc);
+    const until = Date.now() + PATIENCE_MS;
+    while (Date.now() < until) {
+      const info = await jsm.consumers.info(layout.requestsStream, layout.workersConsumer);
+      if (info.num_redelivered > 0) return true;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return false;
+  }
 
   it('after its last attempt a run ends in a dead-letter record that gives the reason', async () => {
     const { tag, first, runId } = await slowRun('dead', 1);

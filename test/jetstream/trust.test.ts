@@ -18,6 +18,7 @@ import {
   submitRun,
   type ServeRunsOptions,
 } from '../../src/jetstream/index.js';
+import { readStatus } from '../../src/jetstream/status.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 import { scratch } from '../support/processes.js';
@@ -103,6 +104,28 @@ describe('what a request may do to a worker', () => {
       const dead = await worker.when((a) => a.type === 'dead-lettered');
       expect(dead).toMatchObject({ runId: 'owned-1', reason: expect.stringMatching(/no prompt.*not recorded/) });
       expect(await lastValueFrom(fromJetStream(nc, 'owned-1', { prefix }).pipe(toArray()))).toEqual(contract);
+    } finally {
+      worker.stop();
+    }
+  }, 30_000);
+
+  it('refuses a request whose run id header is not valid or disagrees with its body, and runs neither run', async () => {
+    const worker = serve({ runOptions: fakeEvoSci([{ transcript: fixturePath('contract-example.jsonl') }]) });
+    try {
+      await publishRequest('../escape', { runId: 'named-in-body-1', prompt: 'p' });
+      expect(await worker.when((a) => a.type === 'dead-lettered')).toEqual({
+        type: 'dead-lettered',
+        runId: undefined,
+        reason: 'the request\'s EvoSci-Run-Id header is not a valid run id: "../escape"',
+      });
+      await publishRequest('header-1', { runId: 'body-1', prompt: 'p' });
+      expect(await worker.when((a) => a.type === 'dead-lettered' && a.reason.includes('header-1'))).toMatchObject({
+        runId: undefined,
+        reason: 'the request\'s header names run header-1 and its body "body-1"',
+      });
+      // No run was started, and none of the run ids named has a status record.
+      for (const runId of ['named-in-body-1', 'header-1', 'body-1'])
+        expect(await readStatus(nc, layout, runId)).toBeUndefined();
     } finally {
       worker.stop();
     }
