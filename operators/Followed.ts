@@ -41,11 +41,9 @@ export class Followed<T extends EvoEvent | UnknownEvent> extends Observable<T> {
       if (follower === undefined) return upstream.subscribe(subscriber);
       return upstream
         .pipe(
-          tap({
-            next: (event) => follower.push(event),
-            complete: () => follower.complete(),
-            error: (error: unknown) => follower.fail(error),
-          }),
+          tap((event) => follower.push(event)),
+          // After the push, so that a follower that throws ends its own run failed, as under summarize().
+          tap({ complete: () => follower.complete(), error: (error: unknown) => follower.fail(error) }),
           finalize(() => follower.close()),
         )
         .subscribe(subscriber);

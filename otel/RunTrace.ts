@@ -114,10 +114,16 @@ export class RunTrace implements TallyListener {
     this.end(undefined);
   }
 
-  private end(error: unknown): void {
+  private end(cause: unknown): void {
     if (this.ended) return;
     this.ended = true;
-    this.tally.finish();
+    let error = cause;
+    try {
+      this.tally.finish();
+    } catch (thrown) {
+      // Closing what is open made a span, and the tracer threw: the run's own span still ends, with that error.
+      error ??= thrown;
+    }
     const now = this.settings.now();
     for (const span of this.panels.values()) {
       span.setAttribute(AttributeName.panelStatus, 'unfinished');

@@ -1,4 +1,4 @@
-import { context, ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   AggregationTemporality,
@@ -101,6 +101,46 @@ describe('traceRun', () => {
     expect(tree.roots().map((s) => s.attributes['evosci.run.outcome'])).toEqual(['incomplete']);
     // The calls open when it stopped ended with it: as many spans as the failed run's, whose source ended there too.
     expect(tree.spans.length).toBe(failing.spans().length);
+  });
+
+  it('fails the run span with the error of a tracer that throws, and the stream with it, followed or not', async () => {
+    const events = await lastValueFrom(research().pipe(toArray()));
+    // A tracer that throws once, or again as the trace ends and closes the call it failed to open.
+    for (const [between, always] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ]) {
+      const { provider, spans } = memoryTracing();
+      const real = provider.getTracer('test');
+      let thrown = false;
+      const tracer: Tracer = {
+        startSpan: (name, options, context) => {
+          if (name.startsWith('execute_tool') && (always || !thrown)) {
+            thrown = true;
+            throw new RangeError('tracer bug');
+          }
+          return real.startSpan(name, options, context);
+        },
+        startActiveSpan: real.startActiveSpan.bind(real),
+      };
+      const traced = from(events).pipe(traceRun({ tracer }));
+      const summary$ = between
+        ? traced.pipe(
+            map((e) => e),
+            summarize(),
+          )
+        : traced.pipe(summarize());
+      await expect(lastValueFrom(summary$)).rejects.toThrow('tracer bug');
+      const root = new SpanTree(spans()).roots()[0];
+      expect([between, always, root?.attributes['evosci.run.outcome'], root?.attributes['error.type']]).toEqual([
+        between,
+        always,
+        'failed',
+        'RangeError',
+      ]);
+    }
   });
 
   it('hands on the very objects it was given', async () => {
