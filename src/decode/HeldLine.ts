@@ -105,12 +105,12 @@ export class HeldLine {
     const gathered = this.used + from;
     // Unless the piece ended first: then what the gathered bytes end inside stays, to be finished later.
     const decoded = from < piece.length ? gathered : wholeCharacters(this.block.subarray(0, gathered));
-    this.parts.push(this.utf8.decode(this.block.subarray(0, decoded)));
+    this.add(this.utf8.decode(this.block.subarray(0, decoded)));
     this.block.copyWithin(0, decoded, gathered);
     this.used = gathered - decoded;
     if (from === piece.length) return;
     const cut = from + wholeCharacters(piece.subarray(from));
-    this.parts.push(this.utf8.decode(piece.subarray(from, cut)));
+    this.add(this.utf8.decode(piece.subarray(from, cut)));
     this.block.set(piece.subarray(cut), 0);
     this.used = piece.length - cut;
   }
@@ -124,7 +124,7 @@ export class HeldLine {
       text = text.slice(0, -1);
     }
     this.decodeGathered();
-    this.parts.push(text);
+    this.add(text);
     this.size += utf8Length(text);
   }
 
@@ -132,9 +132,9 @@ export class HeldLine {
   contents(limit = Infinity): string {
     const gathered = this.used > 0 ? this.utf8.decode(this.block!.subarray(0, this.used)) : '';
     if (limit === Infinity) {
-      // Joined once: a later read starts from the joined text.
-      if (this.parts.length > 1) this.parts = [this.parts.join('')];
-      return (this.parts[0] ?? '') + gathered + this.carry;
+      // One join, into one flat string: a long line is not copied again to be read.
+      if (gathered === '' && this.carry === '' && this.parts.length <= 1) return this.parts[0] ?? '';
+      return [...this.parts, gathered, this.carry].join('');
     }
     let text = '';
     for (const part of this.parts) {
@@ -152,16 +152,20 @@ export class HeldLine {
     this.carry = '';
   }
 
-  /** The gathered bytes as text, at the end of `parts`. */
+  private add(text: string): void {
+    if (text !== '') this.parts.push(text);
+  }
+
+  /** The gathered bytes as text, after what is held. */
   private decodeGathered(): void {
     if (this.used === 0) return;
-    this.parts.push(this.utf8.decode(this.block!.subarray(0, this.used)));
+    this.add(this.utf8.decode(this.block!.subarray(0, this.used)));
     this.used = 0;
   }
 
   private flushCarry(): void {
     if (!this.carry) return;
-    this.parts.push(this.carry);
+    this.add(this.carry);
     this.carry = '';
   }
 }
