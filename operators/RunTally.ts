@@ -167,11 +167,14 @@ export class RunTally {
   finish(): void {
     if (this.finished) return;
     this.finished = true;
-    for (const snapshot of this.tools.finish()) {
-      if (this.whole) this.keep(snapshot);
-      this.listener?.invocation(snapshot, undefined, undefined);
+    const open = this.tools.finish();
+    // Kept before the listener is told: a listener that throws leaves the summary whole.
+    if (this.whole) for (const snapshot of open) this.keep(snapshot);
+    try {
+      for (const snapshot of open) this.listener?.invocation(snapshot, undefined, undefined);
+    } finally {
+      this.subagents.finish();
     }
-    this.subagents.finish();
   }
 
   summary(): RunSummary {

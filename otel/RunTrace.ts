@@ -118,11 +118,13 @@ export class RunTrace implements TallyListener {
     if (this.ended) return;
     this.ended = true;
     let error = cause;
+    let thrown: { readonly error: unknown } | undefined;
     try {
       this.tally.finish();
-    } catch (thrown) {
-      // Closing what is open made a span, and the tracer threw: the run's own span still ends, with that error.
-      error ??= thrown;
+    } catch (err) {
+      // Closing what was open made a span and the tracer threw: the run's span still ends, with that error, then it goes on.
+      thrown = { error: err };
+      error ??= err;
     }
     const now = this.settings.now();
     for (const span of this.panels.values()) {
@@ -148,6 +150,7 @@ export class RunTrace implements TallyListener {
       [AttributeName.agentName]: this.settings.agentName,
       ...(errorType === undefined ? {} : { [AttributeName.errorType]: errorType }),
     });
+    if (thrown) throw thrown.error;
   }
 
   /** Sets the run's error status, if it failed; returns its `error.type`. */

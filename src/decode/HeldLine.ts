@@ -1,5 +1,6 @@
 const HIGH_SURROGATE_FIRST = 0xd800;
 const HIGH_SURROGATE_LAST = 0xdbff;
+const encoder = new TextEncoder();
 
 /** Size of the block small pieces are gathered in. */
 const BLOCK = 64 * 1024;
@@ -29,17 +30,31 @@ export function wholeCharacters(bytes: Uint8Array): number {
   return length;
 }
 
-/** UTF-8 length of a string; a high surrogate is taken as the start of a pair. */
+const LOW_SURROGATE_FIRST = 0xdc00;
+const LOW_SURROGATE_LAST = 0xdfff;
+/** A surrogate without its other half, which UTF-8 cannot hold: encoders write U+FFFD for it. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const REPLACEMENT = '\ufffd';
+
+/** UTF-8 bytes of the code unit at `i` of `text`: 4 for a pair (both units), 3 for a lone surrogate, as encoders write it. */
+function utf8Size(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c < 0x80) return 1;
+  if (c < 0x800) return 2;
+  if (c >= HIGH_SURROGATE_FIRST && c <= HIGH_SURROGATE_LAST) {
+    const next = text.charCodeAt(i + 1);
+    if (next >= LOW_SURROGATE_FIRST && next <= LOW_SURROGATE_LAST) return 4;
+  }
+  return 3;
+}
+
+/** UTF-8 length of a string, as `TextEncoder` would write it. */
 export function utf8Length(text: string): number {
   let bytes = 0;
   for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= HIGH_SURROGATE_FIRST && c <= HIGH_SURROGATE_LAST && i + 1 < text.length) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
+    const size = utf8Size(text, i);
+    bytes += size;
+    if (size === 4) i++;
   }
   return bytes;
 }
@@ -49,12 +64,10 @@ function utf8Prefix(text: string, bytes: number): string {
   let used = 0;
   let i = 0;
   while (i < text.length) {
-    const c = text.charCodeAt(i);
-    const pair = c >= HIGH_SURROGATE_FIRST && c <= HIGH_SURROGATE_LAST && i + 1 < text.length;
-    const size = c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
+    const size = utf8Size(text, i);
     if (used + size > bytes) break;
     used += size;
-    i += pair ? 2 : 1;
+    i += size === 4 ? 2 : 1;
   }
   return text.slice(0, i);
 }
@@ -115,6 +128,7 @@ export class HeldLine {
     this.used = piece.length - cut;
   }
 
+  /** Adds text; a high surrogate at its end waits for the next piece, which may hold its pair. */
   text(piece: string): void {
     let text = this.carry + piece;
     this.carry = '';
@@ -123,18 +137,18 @@ export class HeldLine {
       this.carry = text.slice(-1);
       text = text.slice(0, -1);
     }
-    this.decodeGathered();
-    this.add(text);
-    this.size += utf8Length(text);
+    this.addText(text);
   }
 
   /** The held line as text, up to `limit` UTF-8 bytes of it; what is held does not change. */
   contents(limit = Infinity): string {
     const gathered = this.used > 0 ? this.utf8.decode(this.block!.subarray(0, this.used)) : '';
+    // A carried high surrogate is read as an encoder would write it alone.
+    const carried = this.carry === '' ? '' : REPLACEMENT;
     if (limit === Infinity) {
       // One join, into one flat string: a long line is not copied again to be read.
-      if (gathered === '' && this.carry === '' && this.parts.length <= 1) return this.parts[0] ?? '';
-      return [...this.parts, gathered, this.carry].join('');
+      if (gathered === '' && carried === '' && this.parts.length <= 1) return this.parts[0] ?? '';
+      return [...this.parts, gathered, carried].join('');
     }
     let text = '';
     for (const part of this.parts) {
@@ -142,7 +156,7 @@ export class HeldLine {
       // A character takes at least one byte: `limit` characters are enough.
       if (text.length >= limit) break;
     }
-    return utf8Prefix(text + gathered + this.carry, limit);
+    return utf8Prefix(text + gathered + carried, limit);
   }
 
   clear(): void {
@@ -156,6 +170,27 @@ export class HeldLine {
     if (text !== '') this.parts.push(text);
   }
 
+  /**
+   * Text short enough is encoded into the block, as bytes are gathered, so
+   * that a line of many small pieces costs its size; longer text is kept as
+   * it is, made well formed as encoding it would make it.
+   */
+  private addText(text: string): void {
+    if (text === '') return;
+    this.block ??= new Uint8Array(Math.max(this.blockSize, MAX_CONTINUATION) + MAX_CONTINUATION);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit.
+    if (text.length * 3 > this.blockSize - this.used) this.decodeGathered();
+    if (text.length * 3 <= this.blockSize - this.used) {
+      const { written } = encoder.encodeInto(text, this.block.subarray(this.used, this.blockSize));
+      this.used += written;
+      this.size += written;
+      return;
+    }
+    const whole = LONE_SURROGATE.test(text) ? this.utf8.decode(encoder.encode(text)) : text;
+    this.add(whole);
+    this.size += utf8Length(whole);
+  }
+
   /** The gathered bytes as text, after what is held. */
   private decodeGathered(): void {
     if (this.used === 0) return;
@@ -163,9 +198,11 @@ export class HeldLine {
     this.used = 0;
   }
 
+  /** A carried high surrogate whose pair did not come: taken as text alone. */
   private flushCarry(): void {
     if (!this.carry) return;
-    this.add(this.carry);
+    const carried = this.carry;
     this.carry = '';
+    this.addText(carried);
   }
 }

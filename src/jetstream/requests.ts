@@ -21,7 +21,7 @@ function isRunId(runId: string): boolean {
 
 /** The request in a message, or why it cannot be run. */
 export function parseRequest(msg: JsMsg): ParsedRequest {
-  let runId = msg.headers?.get(RunHeaders.runId) || undefined;
+  let runId = msg.headers?.has(RunHeaders.runId) ? msg.headers.get(RunHeaders.runId) : undefined;
   // A header that names no valid run refuses the request: the body's runId is not taken in its place.
   if (runId !== undefined && !isRunId(runId)) {
     return {

@@ -118,13 +118,19 @@ describe('what a request may do to a worker', () => {
         runId: undefined,
         reason: 'the request\'s EvoSci-Run-Id header is not a valid run id: "../escape"',
       });
+      // Present and empty is not absent.
+      await publishRequest('', { runId: 'named-in-body-2', prompt: 'p' });
+      expect(await worker.when((a) => a.type === 'dead-lettered' && a.reason.includes('""'))).toMatchObject({
+        runId: undefined,
+        reason: 'the request\'s EvoSci-Run-Id header is not a valid run id: ""',
+      });
       await publishRequest('header-1', { runId: 'body-1', prompt: 'p' });
       expect(await worker.when((a) => a.type === 'dead-lettered' && a.reason.includes('header-1'))).toMatchObject({
         runId: undefined,
         reason: 'the request\'s header names run header-1 and its body "body-1"',
       });
       // No run was started, and none of the run ids named has a status record.
-      for (const runId of ['named-in-body-1', 'header-1', 'body-1'])
+      for (const runId of ['named-in-body-1', 'named-in-body-2', 'header-1', 'body-1'])
         expect(await readStatus(nc, layout, runId)).toBeUndefined();
     } finally {
       worker.stop();

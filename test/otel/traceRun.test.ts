@@ -143,6 +143,63 @@ describe('traceRun', () => {
     }
   });
 
+  it('errors with a tracer that throws as the trace closes the open calls, after ending the run span', async () => {
+    const events: EvoEvent[] = [
+      { type: 'tool_call', name: 'a', args: {}, id: '1' },
+      { type: 'tool_call', name: 'b', args: {}, id: '2' },
+      { type: 'done', content: 'r', response: 'r' },
+    ];
+    for (const between of [false, true]) {
+      const { provider, spans } = memoryTracing();
+      const real = provider.getTracer('test');
+      const tracer: Tracer = {
+        startSpan: (name, options, context) => {
+          const span = real.startSpan(name, options, context);
+          if (!name.startsWith('execute_tool')) return span;
+          return Object.assign(Object.create(span) as typeof span, {
+            end: () => {
+              throw new Error('exporter down');
+            },
+          });
+        },
+        startActiveSpan: real.startActiveSpan.bind(real),
+      };
+      const traced = from(events).pipe(traceRun({ tracer }));
+      const summary$ = between
+        ? traced.pipe(
+            map((e) => e),
+            summarize(),
+          )
+        : traced.pipe(summarize());
+      await expect(lastValueFrom(summary$)).rejects.toThrow('exporter down');
+      const root = new SpanTree(spans()).roots()[0];
+      expect([between, root?.attributes['evosci.run.outcome'], root?.attributes['error.type']]).toEqual([
+        between,
+        'failed',
+        'Error',
+      ]);
+    }
+    // The summary's own tally keeps every open call before the trace hears of them.
+    const tally = new RunTally(() => 0);
+    let finishing = false;
+    tally.listen({
+      invocation: () => {
+        if (finishing) throw new Error('listener');
+      },
+      delegationStarted: () => undefined,
+      delegationEnded: () => undefined,
+      panelStarted: () => undefined,
+      panelEnded: () => undefined,
+    });
+    events.slice(0, 2).forEach((event) => tally.push(event));
+    finishing = true;
+    expect(() => tally.finish()).toThrow('listener');
+    expect(tally.summary().invocations.map((i) => [i.name, i.status])).toEqual([
+      ['a', 'unfinished'],
+      ['b', 'unfinished'],
+    ]);
+  });
+
   it('hands on the very objects it was given', async () => {
     const events = await lastValueFrom(research().pipe(toArray()));
     const { provider } = memoryTracing();
