@@ -1,4 +1,4 @@
-import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   AggregationTemporality,
@@ -103,6 +103,39 @@ describe('traceRun', () => {
     expect(tree.spans.length).toBe(failing.spans().length);
   });
 
+  /**
+   * Summarizes `events` through `traceRun` with a real tracer whose tool spans
+   * `faulty` may change (to throw), right before `summarize()` or with an
+   * operator between; expects the stream to fail with `message`, and returns
+   * the run span's outcome and error type.
+   */
+  async function tracedFailure(
+    events: readonly EvoEvent[],
+    between: boolean,
+    message: string,
+    faulty: (start: () => Span) => Span,
+  ): Promise<unknown[]> {
+    const { provider, spans } = memoryTracing();
+    const real = provider.getTracer('test');
+    const tracer: Tracer = {
+      startSpan: (name, options, context) => {
+        const start = () => real.startSpan(name, options, context);
+        return name.startsWith('execute_tool') ? faulty(start) : start();
+      },
+      startActiveSpan: real.startActiveSpan.bind(real),
+    };
+    const traced = from(events).pipe(traceRun({ tracer }));
+    const summary$ = between
+      ? traced.pipe(
+          map((e) => e),
+          summarize(),
+        )
+      : traced.pipe(summarize());
+    await expect(lastValueFrom(summary$)).rejects.toThrow(message);
+    const root = new SpanTree(spans()).roots()[0];
+    return [root?.attributes['evosci.run.outcome'], root?.attributes['error.type']];
+  }
+
   it('fails the run span with the error of a tracer that throws, and the stream with it, followed or not', async () => {
     const events = await lastValueFrom(research().pipe(toArray()));
     // A tracer that throws once, or again as the trace ends and closes the call it failed to open.
@@ -111,35 +144,14 @@ describe('traceRun', () => {
       [true, false],
       [false, true],
       [true, true],
-    ]) {
-      const { provider, spans } = memoryTracing();
-      const real = provider.getTracer('test');
+    ] as const) {
       let thrown = false;
-      const tracer: Tracer = {
-        startSpan: (name, options, context) => {
-          if (name.startsWith('execute_tool') && (always || !thrown)) {
-            thrown = true;
-            throw new RangeError('tracer bug');
-          }
-          return real.startSpan(name, options, context);
-        },
-        startActiveSpan: real.startActiveSpan.bind(real),
-      };
-      const traced = from(events).pipe(traceRun({ tracer }));
-      const summary$ = between
-        ? traced.pipe(
-            map((e) => e),
-            summarize(),
-          )
-        : traced.pipe(summarize());
-      await expect(lastValueFrom(summary$)).rejects.toThrow('tracer bug');
-      const root = new SpanTree(spans()).roots()[0];
-      expect([between, always, root?.attributes['evosci.run.outcome'], root?.attributes['error.type']]).toEqual([
-        between,
-        always,
-        'failed',
-        'RangeError',
-      ]);
+      const outcome = await tracedFailure(events, between, 'tracer bug', (start) => {
+        if (thrown && !always) return start();
+        thrown = true;
+        throw new RangeError('tracer bug');
+      });
+      expect([between, always, ...outcome]).toEqual([between, always, 'failed', 'RangeError']);
     }
   });
 
@@ -150,34 +162,14 @@ describe('traceRun', () => {
       { type: 'done', content: 'r', response: 'r' },
     ];
     for (const between of [false, true]) {
-      const { provider, spans } = memoryTracing();
-      const real = provider.getTracer('test');
-      const tracer: Tracer = {
-        startSpan: (name, options, context) => {
-          const span = real.startSpan(name, options, context);
-          if (!name.startsWith('execute_tool')) return span;
-          return Object.assign(Object.create(span) as typeof span, {
-            end: () => {
-              throw new Error('exporter down');
-            },
-          });
-        },
-        startActiveSpan: real.startActiveSpan.bind(real),
-      };
-      const traced = from(events).pipe(traceRun({ tracer }));
-      const summary$ = between
-        ? traced.pipe(
-            map((e) => e),
-            summarize(),
-          )
-        : traced.pipe(summarize());
-      await expect(lastValueFrom(summary$)).rejects.toThrow('exporter down');
-      const root = new SpanTree(spans()).roots()[0];
-      expect([between, root?.attributes['evosci.run.outcome'], root?.attributes['error.type']]).toEqual([
-        between,
-        'failed',
-        'Error',
-      ]);
+      const outcome = await tracedFailure(events, between, 'exporter down', (start) =>
+        Object.assign(Object.create(start()) as Span, {
+          end: () => {
+            throw new Error('exporter down');
+          },
+        }),
+      );
+      expect([between, ...outcome]).toEqual([between, 'failed', 'Error']);
     }
     // The summary's own tally keeps every open call before the trace hears of them.
     const tally = new RunTally(() => 0);
