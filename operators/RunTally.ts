@@ -98,8 +98,8 @@ export class RunTally {
   /**
    * `summary: false`: a tally that only follows the run for a listener and
    * its outcome, as a trace without `summarize()` keeps one; its memory is
-   * the trackers' (what is open), and its `summary` has counts, usage and
-   * outcome but no text and no lists.
+   * the trackers' (what is open) and the questions pending, and its `summary`
+   * has counts, usage, outcome and the first error, but no text and no other lists.
    */
   constructor(now: () => number, options: { readonly summary?: boolean } = {}) {
     this.tools = new ToolCallTracker(now);
@@ -217,7 +217,8 @@ export class RunTally {
         this.done = event.response;
         return;
       case 'error':
-        this.errors.push(event.message);
+        // Without a summary, the first is all the outcome and the trace use.
+        if (this.whole || this.errors.length === 0) this.errors.push(event.message);
         return;
       case 'interrupt':
       case 'ask_user':
@@ -264,8 +265,11 @@ export class RunTally {
   }
 
   private gate(event: InterruptEvent | AskUserEvent): void {
-    if (event.type === 'interrupt') this.interrupts.push(event);
-    else this.questions.push(event);
+    // Every question of the run only for a summary; the pending ones (`gates`) for the outcome too.
+    if (this.whole) {
+      if (event.type === 'interrupt') this.interrupts.push(event);
+      else this.questions.push(event);
+    }
     this.gates = [...this.gates, event];
     this.tools.take(event);
   }

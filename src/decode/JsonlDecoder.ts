@@ -4,9 +4,6 @@ import { decodeLine, decodeLineInFull } from './decodeLine.js';
 import { HeldLine, utf8Length } from './HeldLine.js';
 import { textDeltaAt } from './textDelta.js';
 
-// Kept importable from here, where the run and JetStream readers find it.
-export { SubscriberSink } from './SubscriberSink.js';
-
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 /** How lines become events; shared by `fromJsonl` and `run`. */
@@ -87,8 +84,8 @@ class Collected implements DecodeSink {
  * Node's fast ASCII path and allocate a UTF-16 copy of every chunk. The text
  * is then cut at `\n`: a text delta is read in place (`textDeltaAt`), any
  * other line sliced out for `decodeLine`. Only a line that spans chunks is
- * held, as its bytes, and decoded once when it ends; a line over
- * `maxLineBytes` is counted but no longer kept.
+ * held (`HeldLine`: its whole characters decoded as they come, read back with
+ * one join when it ends); a line over `maxLineBytes` is counted but no longer kept.
  */
 export class JsonlDecoder {
   private readonly utf8 = new TextDecoder('utf-8', { ignoreBOM: true });

@@ -1,5 +1,6 @@
 import { config, type Subscriber, type TeardownLogic } from 'rxjs';
-import { JsonlDecoder, SubscriberSink } from '../decode/JsonlDecoder.js';
+import { JsonlDecoder } from '../decode/JsonlDecoder.js';
+import { SubscriberSink } from '../decode/SubscriberSink.js';
 import type { DecodeIssue } from '../errors.js';
 import {
   CancelledError,

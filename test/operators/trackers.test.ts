@@ -99,4 +99,17 @@ describe('RunTally', () => {
     });
     expect(summary.counts).toMatchObject({ text: 1, tool_call: 1, tool_result: 1 });
   });
+
+  it('without a summary, keeps of errors and questions only what the outcome needs', () => {
+    const tally = new RunTally(() => 0, { summary: false });
+    for (const e of [ev.error('first'), ev.error('second'), ev.askUser('q1', [{ question: 'why?' }]), ev.done('x')])
+      tally.push(e);
+    expect([tally.firstError, tally.outcome()]).toEqual(['first', 'failed']);
+    expect(tally.summary()).toMatchObject({
+      errors: ['first'],
+      questions: [],
+      interrupts: [],
+      pendingQuestions: [{ interrupt_id: 'q1' }],
+    });
+  });
 });
