@@ -118,6 +118,8 @@ function tokenize(argv: readonly string[]) {
       const name = ambiguous[1]!;
       throw new UsageError(`${name} takes a value; one that starts with "-" is written ${name}=-VALUE`);
     }
+    const missing = /^Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(message);
+    if (missing) throw new UsageError(`${missing[1]} takes a value`);
     // Node's messages run over several lines; a usage error is one.
     throw new UsageError(message.replace(/\s*\n\s*/g, ' '));
   }
@@ -173,7 +175,7 @@ function replayCommand(
   const startOnly = NOT_WITH_REPLAY.find((name) => values[name] !== undefined);
   if (startOnly || after.length > 0) {
     throw new UsageError(
-      `--replay plays a recording: ${startOnly ? `--${startOnly}` : "EvoSci's own options"} do not apply`,
+      `--replay plays a recording: ${startOnly ? `--${startOnly} does` : "EvoSci's own options do"} not apply`,
     );
   }
   return {

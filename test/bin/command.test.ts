@@ -42,14 +42,14 @@ describe('evosci-rx usage', () => {
   });
 
   it.concurrent.each([
-    [['run', '-p'], /argument missing/],
-    [['run', '--workdir'], /argument missing/],
+    [['run', '-p'], /: --prompt takes a value$/],
+    [['run', '--workdir'], /: --workdir takes a value$/],
     [['run', '-p', 'x', '--bogus'], /unknown option --bogus/],
     [['view', '--foo', 'rec.jsonl'], /unknown option --foo/],
     [['run', '-p', '-x'], /--prompt takes a value; one that starts with "-" is written --prompt=-VALUE/],
     [['run', '-p', 'x', '--timeout', '-5'], /--timeout takes a value; .* --timeout=-VALUE/],
     [['run', '-p', 'x', '--timeout=-5'], /--timeout takes a duration such as 90s, 30m or 2h \(0: none\), not "-5"/],
-    [['run', '--replay', 'r.jsonl', '-p', 'x'], /--replay plays a recording: --prompt do not apply/],
+    [['run', '--replay', 'r.jsonl', '-p', 'x'], /--replay plays a recording: --prompt does not apply/],
     [['run', '--replay', 'r.jsonl', '--speed', '0'], /--speed takes a number above 0/],
     [['run', '-p', 'x', '--speed', '2'], /--speed is an option of --replay/],
     [['view', '--replay', 'r.jsonl', 'a'], /--replay is an option of run/],
