@@ -63,6 +63,8 @@ export class RunTally {
   private subagentTextCount: Counter | undefined;
   private readonly textParts: string[] = [];
   private deltas: string[] = [];
+  /** The length of the text the parts and deltas hold. */
+  private textLength = 0;
   private inputTokens = 0;
   private outputTokens = 0;
   private done: string | undefined;
@@ -182,7 +184,7 @@ export class RunTally {
     return {
       outcome: this.outcome(),
       response: this.done,
-      text: this.textParts.join('') + this.deltas.join(''),
+      text: this.joinedText(),
       usage: this.usage,
       invocations: [...this.invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
       delegations: this.delegations.map((d) => ({
@@ -258,10 +260,34 @@ export class RunTally {
   }
 
   private text(delta: string): void {
+    this.textLength += delta.length;
     if (this.deltas.push(delta) === TEXT_BATCH) {
       this.textParts.push(this.deltas.join(''));
       this.deltas = [];
     }
+  }
+
+  /**
+   * The deltas joined. A run's `done.response` is every main-agent delta
+   * joined, so when it is, the summary gives that string again rather than a
+   * copy of it: no second string of the whole narration to build and keep.
+   */
+  private joinedText(): string {
+    const response = this.done;
+    if (response !== undefined && response.length === this.textLength && this.textIs(response)) return response;
+    return this.textParts.join('') + this.deltas.join('');
+  }
+
+  /** Whether the parts and deltas, in order, are `whole` (of the same length), compared in place. */
+  private textIs(whole: string): boolean {
+    let at = 0;
+    for (const pieces of [this.textParts, this.deltas]) {
+      for (const piece of pieces) {
+        if (!whole.startsWith(piece, at)) return false;
+        at += piece.length;
+      }
+    }
+    return true;
   }
 
   private gate(event: InterruptEvent | AskUserEvent): void {

@@ -97,7 +97,8 @@ class RecentKeys {
   private previous = new Set<string>();
 
   has(key: string): boolean {
-    return this.current.has(key) || this.previous.has(key);
+    // Most runs never fill the first generation: no second lookup for them.
+    return this.current.has(key) || (this.previous.size > 0 && this.previous.has(key));
   }
 
   add(key: string): void {

@@ -4,6 +4,7 @@ import { DecodeIssue } from '../errors.js';
 import { eventCodecs, type EvoEvent, type EvoEventType, type UnknownEvent, unknownEvent } from '../events.js';
 import { fastGuard, type Guard } from './fastGuard.js';
 import { holdsUnsafeInteger, parsePythonJson, unsafeIntegers } from './pythonJson.js';
+import { doneAt } from './doneLine.js';
 import { textDeltaAt } from './textDelta.js';
 
 // Kept importable from here, where the decoder's callers have always found it.
@@ -46,6 +47,8 @@ export function decodeLineInFull(
 ): EvoEvent | UnknownEvent | DecodeIssue | undefined {
   // A line of blanks is skipped before JSON.parse, whose throw would cost far more.
   if (text.charCodeAt(0) <= 0x20 && WHITESPACE.test(text)) return undefined;
+  const done = doneAt(text);
+  if (done !== undefined) return done;
   const value = parse(text, line);
   if (value instanceof DecodeIssue) return value;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

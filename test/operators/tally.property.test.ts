@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { EvoEvent, UnknownEvent } from '../../src/index.js';
 import type { InvocationSummary, PanelDispatchSummary, RunSummary } from '../../operators/index.js';
 import { DelegationTracker, type Delegation } from '../../operators/DelegationTracker.js';
-import { invocationSummary, RunTally } from '../../operators/RunTally.js';
+import { RunTally } from '../../operators/RunTally.js';
 import { ToolCallTracker, type ToolInvocation } from '../../operators/ToolCallTracker.js';
 import { events as ev } from '../../testing/index.js';
 
@@ -50,11 +50,17 @@ const event: fc.Arbitrary<EvoEvent | UnknownEvent> = fc.oneof(
   fc.tuple(id, fc.nat(9)).map(([i, ms]) => ev.panelDispatchError(i, 'x', ms)),
 );
 
-/** The last snapshot of each invocation, in first-seen order, as a summary has it. */
+/** The last snapshot of each invocation, in first-seen order, as a summary has it: no events, the result only when it failed. */
 function invocationSummaries(snapshots: readonly ToolInvocation[]): InvocationSummary[] {
   const last = new Map<string, ToolInvocation>();
   for (const s of snapshots) last.set(s.key, s);
-  return [...last.values()].filter((i) => i.status !== 'running').map(invocationSummary);
+  return [...last.values()]
+    .filter((i) => i.status !== 'running')
+    .map(({ key, id, name, args, subagent, instanceId, status, result, startedAt, endedAt }) => ({
+      ...{ key, id, name, args, subagent, instanceId, status },
+      error: status === 'failed' ? result : undefined,
+      ...{ startedAt, endedAt },
+    }));
 }
 
 /** Panel dispatches by the rule: a start opens one, a completion or error closes it (or one never announced). */
@@ -156,6 +162,31 @@ describe('RunTally', () => {
         }
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it('gives the deltas joined as its text, whether or not the response repeats them', () => {
+    // Past 512 deltas the tally joins them a batch at a time.
+    const delta = fc.string({ unit: 'binary', maxLength: 3 });
+    const deltas = fc.oneof(fc.array(delta, { maxLength: 20 }), fc.array(delta, { minLength: 500, maxLength: 1100 }));
+    const responseOf = fc.constantFrom<(joined: string, parts: string[]) => string>(
+      (joined) => joined,
+      (joined) => (joined === '' ? '' : `${joined.slice(0, -1)}${joined.endsWith('x') ? 'y' : 'x'}`),
+      (_, parts) => [...parts].reverse().join(''),
+      (joined) => `${joined}x`,
+      (joined) => joined.slice(1),
+    );
+    fc.assert(
+      fc.property(deltas, responseOf, (parts, respond) => {
+        const tally = new RunTally(() => 0);
+        for (const part of parts) tally.push(ev.text(part));
+        const joined = parts.join('');
+        tally.push(ev.done(respond(joined, parts)));
+        const summary = tally.summary();
+        expect(summary.text).toBe(joined);
+        expect(summary.response).toBe(respond(joined, parts));
+      }),
+      { numRuns: 200 },
     );
   });
 });
