@@ -397,20 +397,20 @@ describe('fromJsonl', () => {
   });
 
   describe('each event handed on as its line completes', () => {
-    // Deltas with an escape: each one is one JSON.parse, which counts the lines decoded so far.
-    const escaped = '{"type": "text", "content": "a\\nb"}\n';
+    // Lines off the text-delta path: each one is one JSON.parse, which counts the lines decoded so far.
+    const parsed = '{"type": "thinking", "content": "a\\nb"}\n';
     afterEach(() => vi.restoreAllMocks());
 
     it('decodes no line of a chunk past the event being delivered', async () => {
       const parse = vi.spyOn(JSON, 'parse');
       const parsedAtEach: number[] = [];
-      const chunk = utf8.encode(escaped.repeat(50));
+      const chunk = utf8.encode(parsed.repeat(50));
       await fromJsonl([chunk]).forEach(() => parsedAtEach.push(parse.mock.calls.length));
       expect(parsedAtEach).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     });
 
     it('stops mid-chunk, of bytes or text, when the subscriber leaves: no later line decoded or reported', async () => {
-      for (const chunk of [escaped.repeat(3) + 'not json\n', utf8.encode(escaped.repeat(3) + 'not json\n')]) {
+      for (const chunk of [parsed.repeat(3) + 'not json\n', utf8.encode(parsed.repeat(3) + 'not json\n')]) {
         const parse = vi.spyOn(JSON, 'parse');
         const { issues, onDiagnostic } = diagnostics();
         // take(2) unsubscribes from fromJsonl inside the second event's delivery.

@@ -19,8 +19,20 @@ const plainContent = fc
   )
   .filter((s) => SLICEABLE.test(s));
 
+/** Escapes JSON has and ones it has not, cut short, or running into the closing quote. */
+const escapeLike = fc
+  .array(
+    fc.constantFrom(
+      ...['a', 'é', '\\u00e9', '\\u00E9', '\\ud800', '\\udc00', '\\u0000', '\\u001F', '\\"', '\\\\', '\\/'],
+      ...['\\b', '\\f', '\\n', '\\r', '\\t', '\\x', '\\U00e9', '\\u12', '\\uZZZZ', '\\u-123', '\\', '"', '\t'],
+    ),
+    { maxLength: 12 },
+  )
+  .map((parts) => parts.join(''));
+
 /** A delta with no escape, with an escape, or a line that only looks like one. */
 const textLine = fc.oneof(
+  fc.tuple(fc.constantFrom(...PREFIXES), escapeLike).map(([prefix, s]) => `${prefix}"${s}"}`),
   fc.tuple(fc.constantFrom(...PREFIXES), plainContent).map(([prefix, s]) => `${prefix}"${s}"}`),
   fc
     .tuple(fc.constantFrom(...PREFIXES), fc.string({ unit: 'binary', maxLength: 40 }))

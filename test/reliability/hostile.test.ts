@@ -274,10 +274,10 @@ describe('smaller bounds (12)', () => {
   it('skips whitespace-only lines without asking JSON.parse', async () => {
     const parse = vi.spyOn(JSON, 'parse');
     const events = await lastValueFrom(
-      // A delta with an escape: the one line that JSON.parse reads.
-      fromJsonl(`${' \t '.repeat(3)}\n`.repeat(10_000) + line(ev.text('a\nb'))).pipe(toArray()),
+      // A line off the text-delta path: the one line that JSON.parse reads.
+      fromJsonl(`${' \t '.repeat(3)}\n`.repeat(10_000) + line(ev.thinking('a\nb'))).pipe(toArray()),
     );
-    expect(events).toEqual([{ type: 'text', content: 'a\nb' }]);
+    expect(events).toEqual([ev.thinking('a\nb')]);
     expect(parse).toHaveBeenCalledTimes(1);
   });
 
