@@ -105,6 +105,9 @@ function speed(text: string | undefined): number {
   return value;
 }
 
+/** The options whose values are checked by the command line itself, by name. */
+const VALUE_CHECKS: Readonly<Record<string, (text: string) => unknown>> = { '--timeout': duration, '--speed': speed };
+
 function tokenize(argv: readonly string[]) {
   let parsed;
   try {
@@ -116,6 +119,9 @@ function tokenize(argv: readonly string[]) {
     const ambiguous = /argument is ambiguous[\s\S]* use '(--[\w-]+)=-XYZ'/.exec(message);
     if (ambiguous) {
       const name = ambiguous[1]!;
+      // No duration or speed starts with "-": what follows is refused with what they take.
+      const checked = VALUE_CHECKS[name];
+      if (checked) checked(argv[argv.indexOf(name) + 1] ?? '');
       throw new UsageError(`${name} takes a value; one that starts with "-" is written ${name}=-VALUE`);
     }
     const missing = /^Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(message);

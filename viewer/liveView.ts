@@ -25,6 +25,32 @@ export interface LiveViewOptions {
   readonly timed?: boolean;
 }
 
+/** The size a frame is drawn to when the terminal reports none. */
+const USUAL_SIZE = { columns: 100, rows: 30 } as const;
+
+/** The terminal's size; one that reports 0 × 0 (`script` with no size, some CI terminals) has the usual size. */
+function sizeOf(output: NodeJS.WriteStream): { readonly columns: number; readonly rows: number } {
+  return { columns: output.columns || USUAL_SIZE.columns, rows: output.rows || USUAL_SIZE.rows };
+}
+
+/**
+ * `output` as log-update draws to it: its writes, and the size it clips the
+ * frame to, which is `sizeOf` (log-update would clip a frame to 0 rows).
+ * log-update reads nothing else of its stream.
+ */
+function sized(output: NodeJS.WriteStream): NodeJS.WritableStream {
+  const view = {
+    write: (text: string) => output.write(text),
+    get columns() {
+      return sizeOf(output).columns;
+    },
+    get rows() {
+      return sizeOf(output).rows;
+    },
+  };
+  return view as unknown as NodeJS.WritableStream;
+}
+
 /** A tool action without the end time its snapshot was given when read, so that no duration is shown. */
 function untimed(action: ViewAction): ViewAction {
   return action.kind === 'tool' ? { ...action, invocation: { ...action.invocation, endedAt: undefined } } : action;
@@ -82,7 +108,7 @@ class Screen {
     const env = process.env;
     this.c = pc.createColors(!('NO_COLOR' in env) && (tty || (env['FORCE_COLOR'] ?? '0') !== '0'));
     if (options.interactive ?? tty) {
-      this.log = createLogUpdate(this.output, { showCursor: false });
+      this.log = createLogUpdate(sized(this.output), { showCursor: false });
       this.timer = setInterval(() => this.draw(), spinners.dots.interval);
     }
   }
@@ -90,7 +116,7 @@ class Screen {
   show(action: ViewAction): void {
     this.state.apply(action);
     if (this.log) return;
-    const line = describeAction(action, this.c, this.output.columns ?? 100, this.state);
+    const line = describeAction(action, this.c, sizeOf(this.output).columns, this.state);
     if (line !== undefined) this.write(line);
   }
 
@@ -117,8 +143,7 @@ class Screen {
 
   private draw(): void {
     const { frames } = spinners.dots;
-    const size = { columns: this.output.columns ?? 100, rows: this.output.rows ?? 30 };
-    this.log?.(renderFrame(this.state, this.c, frames[this.tick++ % frames.length]!, size));
+    this.log?.(renderFrame(this.state, this.c, frames[this.tick++ % frames.length]!, sizeOf(this.output)));
   }
 
   private write(line: string): void {

@@ -47,7 +47,12 @@ describe('evosci-rx usage', () => {
     [['run', '-p', 'x', '--bogus'], /unknown option --bogus/],
     [['view', '--foo', 'rec.jsonl'], /unknown option --foo/],
     [['run', '-p', '-x'], /--prompt takes a value; one that starts with "-" is written --prompt=-VALUE/],
-    [['run', '-p', 'x', '--timeout', '-5'], /--timeout takes a value; .* --timeout=-VALUE/],
+    [
+      ['run', '-p', 'x', '--timeout', '-5'],
+      /: --timeout takes a duration such as 90s, 30m or 2h \(0: none\), not "-5"$/,
+    ],
+    [['run', '--replay', 'f', '--speed', '-2'], /: --speed takes a number above 0, such as 2 or 0.5, not "-2"$/],
+    [['run', '-p', 'x', '--timeout', '--json'], /: --timeout takes a duration .*, not "--json"$/],
     [['run', '-p', 'x', '--timeout=-5'], /--timeout takes a duration such as 90s, 30m or 2h \(0: none\), not "-5"/],
     [['run', '--replay', 'r.jsonl', '-p', 'x'], /--replay plays a recording: --prompt does not apply/],
     [['run', '--replay', 'r.jsonl', '--speed', '0'], /--speed takes a number above 0/],

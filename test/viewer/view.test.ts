@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import { stripVTControlCharacters } from 'node:util';
 import pc from 'picocolors';
 import { lastValueFrom, scan, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
@@ -148,5 +149,23 @@ describe('a sub-agent stopped for approval', () => {
     expect(text).toContain('sends its prompt as a new message; the paused call itself gets no answer');
     expect(text).not.toMatch(/to answer/i);
     expect(text).toMatch(/· 6,370 main-agent tokens \(6,200 in · 170 out\) ·/);
+  });
+
+  it('draws its frame on a terminal that reports no size (0 × 0), as one of the usual size', async () => {
+    const output = Object.assign(new PassThrough(), { isTTY: true, columns: 0, rows: 0 });
+    let text = '';
+    output.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    await liveView(fromJsonl(fixtureBytes('subagent-approval.jsonl')), {
+      output: output as unknown as NodeJS.WriteStream,
+      interactive: true,
+      timed: false,
+    });
+    const shown = stripVTControlCharacters(text);
+    // The frame: its sections, and the sub-agent with the call it paused on (no plain lines are written on a TTY).
+    expect(shown).toMatch(
+      /^Tools\n {2}✓ configure_sweep .*\nSub-agents\n {2}\? code-agent Launch the learning-rate sweep/m,
+    );
+    expect(shown).toMatch(/^ {6}\? execute python sweep\.py/m);
+    expect(shown).toContain('needs-input · 2 tool calls');
   });
 });
