@@ -5,11 +5,17 @@
 //   npx tsx examples/quick-start.ts
 //
 import './fakeWhenMissing.js';
-import { connect, ignoreElements, lastValueFrom, merge, tap } from 'rxjs';
+import { connect, filter, ignoreElements, lastValueFrom, merge, tap } from 'rxjs';
 import { run } from 'evosci-rx';
 import { ofType, pairToolCalls, summarize } from 'evosci-rx/operators';
 
 const run$ = run({ prompt: 'Summarize the attention mechanism into notes.md', workdir: './task' });
+// Text streams in pieces; each finished tool call gets a line of its own.
+let atLineStart = true;
+const print = (text: string) => {
+  process.stdout.write(text);
+  atLineStart = text.endsWith('\n');
+};
 const summary = await lastValueFrom(
   run$.pipe(
     // One process shared by three views of it: a run is cold, each subscription starts one.
@@ -17,12 +23,13 @@ const summary = await lastValueFrom(
       merge(
         events$.pipe(
           ofType('text'),
-          tap((e) => process.stdout.write(e.content)),
+          tap((e) => print(e.content)),
           ignoreElements(),
         ),
         events$.pipe(
           pairToolCalls(),
-          tap((tool) => console.log(tool.status, tool.name)),
+          filter((tool) => tool.status !== 'running'),
+          tap((tool) => print(`${atLineStart ? '' : '\n'}${tool.status} ${tool.name}\n`)),
           ignoreElements(),
         ),
         events$.pipe(summarize()),
@@ -30,4 +37,4 @@ const summary = await lastValueFrom(
     ),
   ),
 );
-console.log(`\n${summary.outcome}: ${summary.usage.totalTokens} main-agent tokens`);
+print(`${atLineStart ? '' : '\n'}${summary.outcome}: ${summary.usage.totalTokens} main-agent tokens\n`);

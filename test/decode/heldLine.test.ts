@@ -1,6 +1,11 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { HeldLine, utf8Length, wholeCharacters } from '../../src/decode/HeldLine.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 const encoder = new TextEncoder();
@@ -90,12 +95,15 @@ describe('HeldLine', () => {
   });
 
   it('holds a line of many small text pieces in its size, not a string per piece', () => {
+    gc();
+    const before = process.memoryUsage().heapUsed;
     const held = new HeldLine(utf8);
-    for (let i = 0; i < 100_000; i++) held.text('abc');
-    expect(held.length).toBe(300_000);
-    // 64 KiB blocks decoded as they fill: a few strings, not 100,000.
-    expect((held as unknown as { parts: string[] }).parts.length).toBeLessThan(10);
-    expect(held.contents()).toBe('abc'.repeat(100_000));
+    for (let i = 0; i < 2_000_000; i++) held.text('abc');
+    gc();
+    // 6 MB of text in 64 KiB blocks decoded as they fill; a string and a slot per piece would be some 60 MB.
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(16e6);
+    expect(held.length).toBe(6_000_000);
+    expect(held.contents()).toBe('abc'.repeat(2_000_000));
   });
 
   it('counts a lone surrogate as the 3 bytes an encoder writes for it', () => {

@@ -263,6 +263,9 @@ describe.concurrent('the examples', () => {
       expect(stdout).toContain(demo.response.slice(0, 40));
       expect(stdout).toMatch(/^succeeded tavily_search$/m);
       expect(stdout).toMatch(/^failed execute$/m);
+      // Each finished call on a line of its own, never run on from the streamed text.
+      expect(stdout).not.toMatch(/.(succeeded|failed) [\w-]+$/m);
+      expect(stdout).not.toMatch(/running/);
       // The streamed text ends before the total starts: on a line of its own.
       expect(stdout.trimEnd().split('\n').at(-1)).toBe(`completed: ${demo.usage.totalTokens} main-agent tokens`);
     });
