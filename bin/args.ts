@@ -105,13 +105,19 @@ function speed(text: string | undefined): number {
   return value;
 }
 
-/** The options whose values are checked by the command line itself, by name. */
-const VALUE_CHECKS: Readonly<Record<string, (text: string) => unknown>> = { '--timeout': duration, '--speed': speed };
+/**
+ * Options that no value starting with "-" suits (no duration or speed is
+ * negative): such a value is read as theirs, so that the command line says
+ * first whether the option applies, then what it takes.
+ */
+const NEVER_DASHED = new Set(['--timeout', '--speed']);
 
-function tokenize(argv: readonly string[]) {
-  let parsed;
+/** `parseArgs` of `argv`, its errors as usage errors in the command's words. */
+function parsedArgs(
+  argv: readonly string[],
+): ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; tokens: true }>> {
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, tokens: true });
+    return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, tokens: true });
   } catch (err) {
     const message = (err as Error).message;
     const unknown = /^Unknown option '([^']+)'/.exec(message);
@@ -119,9 +125,8 @@ function tokenize(argv: readonly string[]) {
     const ambiguous = /argument is ambiguous[\s\S]* use '(--[\w-]+)=-XYZ'/.exec(message);
     if (ambiguous) {
       const name = ambiguous[1]!;
-      // No duration or speed starts with "-": what follows is refused with what they take.
-      const checked = VALUE_CHECKS[name];
-      if (checked) checked(argv[argv.indexOf(name) + 1] ?? '');
+      const at = NEVER_DASHED.has(name) ? dashedValueAt(argv, name) : -1;
+      if (at !== -1) return parsedArgs([...argv.slice(0, at), `${name}=${argv[at + 1]}`, ...argv.slice(at + 2)]);
       throw new UsageError(`${name} takes a value; one that starts with "-" is written ${name}=-VALUE`);
     }
     const missing = /^Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(message);
@@ -129,6 +134,19 @@ function tokenize(argv: readonly string[]) {
     // Node's messages run over several lines; a usage error is one.
     throw new UsageError(message.replace(/\s*\n\s*/g, ' '));
   }
+}
+
+/** Where `name` is first followed by a value that starts with "-", before any `--`: what `parseArgs` refused; -1 if nowhere. */
+function dashedValueAt(argv: readonly string[], name: string): number {
+  const end = argv.indexOf('--');
+  for (let i = 0; i < (end === -1 ? argv.length : end) - 1; i++) {
+    if (argv[i] === name && argv[i + 1]!.startsWith('-')) return i;
+  }
+  return -1;
+}
+
+function tokenize(argv: readonly string[]) {
+  const parsed = parsedArgs(argv);
   const { values, tokens } = parsed;
   const terminator = tokens.findIndex((t) => t.kind === 'option-terminator');
   const before = tokens.filter((t, i) => t.kind === 'positional' && (terminator === -1 || i < terminator));

@@ -53,6 +53,17 @@ describe('evosci-rx usage', () => {
     ],
     [['run', '--replay', 'f', '--speed', '-2'], /: --speed takes a number above 0, such as 2 or 0.5, not "-2"$/],
     [['run', '-p', 'x', '--timeout', '--json'], /: --timeout takes a duration .*, not "--json"$/],
+    [['run', '-p', 'x', '--timeout', '5m', '--timeout', '-5'], /: --timeout takes a duration .*, not "-5"$/],
+    [['run', '-p', 'x', '--timeout', 'abc', '--timeout', '-5'], /: --timeout takes a duration .*, not "-5"$/],
+    [['run', '--replay', 'f', '--speed', '2', '--speed', '-2'], /: --speed takes a number above 0, .*, not "-2"$/],
+    // Whether the option applies is said first, whatever its value.
+    [['view', '--timeout', '-5', 'f'], /: --timeout is an option of run/],
+    [['run', '--replay', 'f', '--timeout', '-5'], /: --replay plays a recording: --timeout does not apply/],
+    [['run', '-p', 'x', '--speed', '-2'], /: --speed is an option of --replay/],
+    [
+      ['run', '-p', '--timeout', '-5'],
+      /: --prompt takes a value; one that starts with "-" is written --prompt=-VALUE$/,
+    ],
     [['run', '-p', 'x', '--timeout=-5'], /--timeout takes a duration such as 90s, 30m or 2h \(0: none\), not "-5"/],
     [['run', '--replay', 'r.jsonl', '-p', 'x'], /--replay plays a recording: --prompt does not apply/],
     [['run', '--replay', 'r.jsonl', '--speed', '0'], /--speed takes a number above 0/],
