@@ -2,22 +2,23 @@
 // its events kept for readers who come late, and the cancel that stops it.
 // A few at once, and only the latest finished ones are remembered.
 import { randomUUID } from 'node:crypto';
-import { ReplaySubject, type Subscription } from 'rxjs';
-import { run, toJsonl, type EvoEvent, type ExitInfo, type RunOptions, type UnknownEvent } from 'evosci-rx';
+import type { Subscription } from 'rxjs';
+import { run, toJsonl, type ExitInfo, type RunOptions } from 'evosci-rx';
 import { fakeEvoSci, type FakeStep } from 'evosci-rx/testing';
 import { evosciCommand } from '../evosciCommand.js';
 import type { RunInfo, RunState, Scenario, StartRequest } from './api.js';
+import { RunLog } from './runLog.js';
 import { SCENARIO_PROMPTS, scenarioSteps } from './scenarios.js';
 
 /**
  * One run. The server is its only subscriber, so every reader and the cancel
- * act on the same process; readers get its events from a replay of the whole
- * run, held until the run is forgotten.
+ * act on the same process; readers read its events from its log, held whole
+ * until the run is forgotten.
  */
 export class LiveRun {
   readonly startedAt = Date.now();
-  /** The run's events, replayed from the first to each new reader; completes when the run ends. */
-  readonly events = new ReplaySubject<EvoEvent | UnknownEvent>();
+  /** The run's events, read from the first by each reader at its own pace; ends when the run ends. */
+  readonly log = new RunLog();
   /** Resolves once the process has exited, or at once if it never started. */
   readonly exited: Promise<void>;
   private state: RunState = 'running';
@@ -54,9 +55,9 @@ export class LiveRun {
     }).subscribe({
       next: (event) => {
         this.count++;
-        // What the replay holds, measured as it is sent.
+        // What the log holds, measured as it is sent.
         this.size += Buffer.byteLength(toJsonl(event));
-        this.events.next(event);
+        this.log.append(event);
       },
       error: (err: unknown) => this.end('failed', err instanceof Error ? err.message : String(err)),
       complete: () => this.end('completed'),
@@ -106,7 +107,7 @@ export class LiveRun {
     this.error = error;
     // A run that could not spawn has no exit to wait for.
     if (this.pid === undefined) this.markExited();
-    this.events.complete();
+    this.log.complete();
     if (this.settled) this.onSettled();
   }
 }

@@ -77,8 +77,8 @@ function streamEvents(res: ServerResponse, live: LiveRun): void {
   res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-store' });
   // Headers now, so that the page's fetch resolves before the first event.
   res.flushHeaders();
-  // Each reader subscribes to the run's replay, so a late one gets it from the first event.
-  const body = Readable.fromWeb(toJsonlStream(live.events));
+  // Each reader reads the run's log from the first event, a late one too; one that falls behind pauses its place in it.
+  const body = Readable.fromWeb(toJsonlStream((flow) => live.log.read(flow)));
   body.pipe(res);
   // A reader that goes away cancels its stream; the run goes on for the others.
   res.on('close', () => body.destroy());

@@ -67,9 +67,9 @@ describe('the dashboard server', () => {
     const reader = new AbortController();
     const events = await fetch(`${server.url}runs/${run.id}/events`, { signal: reader.signal });
     await events.body!.getReader().read();
-    expect(live.events.observed).toBe(true);
+    expect(live.log.beingRead).toBe(true);
     reader.abort();
-    expect(await eventually(() => !live.events.observed)).toBe(true);
+    expect(await eventually(() => !live.log.beingRead)).toBe(true);
     expect(live.info().state).toBe('running');
     await call('DELETE', `runs/${run.id}`);
   });
