@@ -106,9 +106,9 @@ function speed(text: string | undefined): number {
 }
 
 /**
- * Options that no value starting with "-" suits (no duration or speed is
- * negative): such a value is read as theirs, so that the command line says
- * first whether the option applies, then what it takes.
+ * Options that no negative number suits (no duration or speed is negative):
+ * such a value is read as theirs, so that the command line says first
+ * whether the option applies, then what it takes.
  */
 const NEVER_DASHED = new Set(['--timeout', '--speed']);
 
@@ -125,8 +125,9 @@ function parsedArgs(
     const ambiguous = /argument is ambiguous[\s\S]* use '(--[\w-]+)=-XYZ'/.exec(message);
     if (ambiguous) {
       const name = ambiguous[1]!;
-      const at = NEVER_DASHED.has(name) ? dashedValueAt(argv, name) : -1;
-      if (at !== -1) return parsedArgs([...argv.slice(0, at), `${name}=${argv[at + 1]}`, ...argv.slice(at + 2)]);
+      // Once: what is still refused after the rewrite is refused below.
+      const rewritten = NEVER_DASHED.has(name) ? withNegativeValues(argv) : undefined;
+      if (rewritten) return parsedArgs(rewritten);
       throw new UsageError(`${name} takes a value; one that starts with "-" is written ${name}=-VALUE`);
     }
     const missing = /^Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(message);
@@ -136,13 +137,25 @@ function parsedArgs(
   }
 }
 
-/** Where `name` is first followed by a value that starts with "-", before any `--`: what `parseArgs` refused; -1 if nowhere. */
-function dashedValueAt(argv: readonly string[], name: string): number {
-  const end = argv.indexOf('--');
-  for (let i = 0; i < (end === -1 ? argv.length : end) - 1; i++) {
-    if (argv[i] === name && argv[i + 1]!.startsWith('-')) return i;
+/** A negative number, with or without a unit: a value, not an option. */
+const NEGATIVE = /^-[\d.]/;
+
+/**
+ * `argv` with every `--timeout -5` before any `--` written `--timeout=-5`, as
+ * `parseArgs` takes it; `undefined` when there is none (a missing value
+ * followed by another option, say).
+ */
+function withNegativeValues(argv: readonly string[]): string[] | undefined {
+  const end = argv.indexOf('--') === -1 ? argv.length : argv.indexOf('--');
+  const rewritten: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const value = argv[i + 1];
+    if (i < end - 1 && NEVER_DASHED.has(argv[i]!) && value !== undefined && NEGATIVE.test(value)) {
+      rewritten.push(`${argv[i]}=${value}`);
+      i++;
+    } else rewritten.push(argv[i]!);
   }
-  return -1;
+  return rewritten.length === argv.length ? undefined : rewritten;
 }
 
 function tokenize(argv: readonly string[]) {

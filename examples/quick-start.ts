@@ -14,7 +14,7 @@ const run$ = run({ prompt: 'Summarize the attention mechanism into notes.md', wo
 let atLineStart = true;
 const print = (text: string) => {
   process.stdout.write(text);
-  atLineStart = text.endsWith('\n');
+  if (text !== '') atLineStart = text.endsWith('\n');
 };
 const summary = await lastValueFrom(
   run$.pipe(

@@ -52,7 +52,10 @@ describe('evosci-rx usage', () => {
       /: --timeout takes a duration such as 90s, 30m or 2h \(0: none\), not "-5"$/,
     ],
     [['run', '--replay', 'f', '--speed', '-2'], /: --speed takes a number above 0, such as 2 or 0.5, not "-2"$/],
-    [['run', '-p', 'x', '--timeout', '--json'], /: --timeout takes a duration .*, not "--json"$/],
+    // A missing value before another option is said to be missing, not taken for that option.
+    [['run', '-p', 'x', '--timeout', '--json'], /: --timeout takes a value; one that starts with "-" is written/],
+    [['run', '--timeout', '-p', 'task'], /: --timeout takes a value; one that starts with "-" is written/],
+    [['run', '-p', 'x', '--timeout', '-', '--timeout', '-1s'], /: --timeout takes a duration .*, not "-1s"$/],
     [['run', '-p', 'x', '--timeout', '5m', '--timeout', '-5'], /: --timeout takes a duration .*, not "-5"$/],
     [['run', '-p', 'x', '--timeout', 'abc', '--timeout', '-5'], /: --timeout takes a duration .*, not "-5"$/],
     [['run', '--replay', 'f', '--speed', '2', '--speed', '-2'], /: --speed takes a number above 0, .*, not "-2"$/],

@@ -269,6 +269,22 @@ describe.concurrent('the examples', () => {
       // The streamed text ends before the total starts: on a line of its own.
       expect(stdout.trimEnd().split('\n').at(-1)).toBe(`completed: ${demo.usage.totalTokens} main-agent tokens`);
     });
+    it('keeps a tool line off the text when a delta is empty', async () => {
+      const lines = [
+        { type: 'text', content: 'Intro.\n' },
+        { type: 'text', content: '' },
+        { type: 'tool_call', id: 'c1', name: 'ls', args: {} },
+        { type: 'tool_result', id: 'c1', name: 'ls', content: 'a', success: true },
+        { type: 'text', content: '' },
+        { type: 'done', content: 'Intro.\n', response: 'Intro.\n' },
+      ].map((event) => JSON.stringify(event));
+      const { command, env } = fakeEvoSci([{ lines }]);
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/quick-start.ts'], {
+        cwd: root,
+        env: { ...process.env, ...env, EVOSCI_BIN: command },
+      });
+      expect(stdout).toBe('Intro.\nsucceeded ls\ncompleted: 0 main-agent tokens\n');
+    });
   });
 
   describe('examples/fleet-jetstream.ts', () => {
