@@ -13,7 +13,9 @@ export class RunLog {
   /** Told of each event appended, and of the end; observed by each reader while it reads. */
   private readonly changes = new Subject<void>();
 
+  /** One more event; none once the run has ended, so that no reader that completed misses one. */
   append(event: RunEvent): void {
+    if (this.end) return;
     this.events.push(event);
     this.changes.next();
   }

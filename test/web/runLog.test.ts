@@ -37,6 +37,9 @@ describe('a run log', () => {
     log.complete();
     expect(await lastValueFrom(log.read(new FlowControl()).pipe(toArray()))).toEqual(written);
     expect(log.beingRead).toBe(false);
+    // An ended log takes no more: every reader has read the run as the next one will.
+    log.append(ev.text('late'));
+    expect(await lastValueFrom(log.read(new FlowControl()).pipe(toArray()))).toEqual(written);
   });
 
   it('holds a paused reader where it is and goes on when it resumes, with events appended meanwhile', async () => {
