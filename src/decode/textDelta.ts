@@ -48,9 +48,10 @@ function own(text: string, from: number, to: number): string {
  * `{"type": "text", "content": <string>}`; `undefined` for anything else.
  * Text deltas are most of a run's lines. A delta with no backslash, and so no
  * escape (most of them), is the characters between its quotes, taken without
- * parsing; another is parsed as a string alone, which costs `JSON.parse` far
- * less than an object. A quote or a control character inside is not JSON:
- * such a line is left to the full path, which reports it.
+ * parsing; a short one with escapes is unescaped here, a longer one parsed as
+ * a string alone, which costs `JSON.parse` far less than an object. A quote,
+ * a control character or a broken escape inside is not JSON: such a line is
+ * left to the full path, which reports it.
  */
 export function textDeltaAt(text: string, start: number, end: number): TextEvent | undefined {
   if (text.charCodeAt(end - 1) !== CLOSING_BRACE) return undefined;
