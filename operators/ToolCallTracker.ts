@@ -97,8 +97,7 @@ class RecentKeys {
   private previous = new Set<string>();
 
   has(key: string): boolean {
-    // Most runs never fill the first generation: no second lookup for them.
-    return this.current.has(key) || (this.previous.size > 0 && this.previous.has(key));
+    return this.current.has(key) || this.previous.has(key);
   }
 
   add(key: string): void {

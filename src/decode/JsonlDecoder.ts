@@ -37,9 +37,6 @@ export function checkDecodeOptions(options: DecodeOptions): { readonly maxLineBy
   return { maxLineBytes };
 }
 
-/** What decoding a chunk completed, in stream order: events, and issues for the lines that did not decode. */
-export type Decoded = EvoEvent | UnknownEvent | DecodeIssue;
-
 /** Bytes decoded per `TextDecoder` call: small strings stay on V8's fast path and out of the GC's way. */
 const BATCH_BYTES = 64 * 1024;
 const LF = '\n';
@@ -61,22 +58,13 @@ export interface DecodeSink {
   issue(issue: DecodeIssue): void;
 }
 
-/** What `write` and `end` return: a chunk's events and issues, collected in order. */
-class Collected implements DecodeSink {
-  readonly items: Decoded[] = [];
-  readonly stopped = false;
-  event(event: EvoEvent | UnknownEvent): void {
-    this.items.push(event);
-  }
-  issue(issue: DecodeIssue): void {
-    this.items.push(issue);
-  }
-}
+/** Where lines would go before the first chunk is fed: nowhere, none being decoded. */
+const NO_SINK: DecodeSink = { stopped: true, event: () => undefined, issue: () => undefined };
 
 /**
  * Incremental JSONL decoder: feed it chunks of bytes or text split anywhere;
  * `feed` hands each line's event or issue to a sink as the line completes,
- * and `write` returns those of a chunk as an array, reused by the next call.
+ * and `finish` the last line's, if it had no newline.
  *
  * Byte chunks are cut at the newline byte before they are decoded (a newline
  * byte is never part of a multi-byte UTF-8 character), and whole lines are
@@ -98,15 +86,13 @@ export class JsonlDecoder {
   private oversizedHead = '';
   private lineNumber = 0;
   /** Where the chunk being fed goes. */
-  private sink: DecodeSink;
-  private readonly collected = new Collected();
+  private sink = NO_SINK;
   private readonly note = (issue: DecodeIssue): void => this.sink.issue(issue);
 
   /** `options` as `checkDecodeOptions` accepted them: they are not checked again for each subscription. */
   constructor(options: Pick<DecodeOptions, 'keepUnknown' | 'maxLineBytes'> = {}) {
     this.maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     this.keepUnknown = options.keepUnknown ?? false;
-    this.sink = this.collected;
   }
 
   /** The open line: what was received after the last newline (its start only, if oversized). */
@@ -125,20 +111,6 @@ export class JsonlDecoder {
   finish(sink: DecodeSink): void {
     this.sink = sink;
     if (this.lineOpen) this.finishLine('');
-  }
-
-  /** Feeds one chunk; returns what it completed. */
-  write(chunk: Uint8Array | string): readonly Decoded[] {
-    this.collected.items.length = 0;
-    this.feed(chunk, this.collected);
-    return this.collected.items;
-  }
-
-  /** End of input: returns the final line, if it had no newline. */
-  end(): readonly Decoded[] {
-    this.collected.items.length = 0;
-    this.finish(this.collected);
-    return this.collected.items;
   }
 
   /** Whether a line was started and not yet ended. */

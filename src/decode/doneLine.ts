@@ -1,4 +1,5 @@
 import type { DoneEvent } from '../events.js';
+import { jsonString } from './textDelta.js';
 
 /** How a `done` line starts and where its response begins, as Python's `json.dumps` writes them and as compact JSON does. */
 const SPACED = '{"type": "done", "content": ';
@@ -36,16 +37,6 @@ function halves(text: string, opening: number, separator: string): DoneEvent | u
   if (!text.startsWith(separator, end)) return undefined;
   const json = text.slice(opening, end);
   if (json !== text.slice(end + separator.length, text.length - 1)) return undefined;
-  const value = parsedString(json);
+  const value = jsonString(json);
   return value === undefined ? undefined : { type: 'done', content: value, response: value };
-}
-
-/** The string `json` holds; `undefined` unless it is one JSON string. */
-function parsedString(json: string): string | undefined {
-  try {
-    const value: unknown = JSON.parse(json);
-    return typeof value === 'string' ? value : undefined;
-  } catch {
-    return undefined;
-  }
 }

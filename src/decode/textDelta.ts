@@ -76,7 +76,8 @@ export function textDeltaAt(text: string, start: number, end: number): TextEvent
     const content = close - open <= UNESCAPED_BY_HAND ? unescaped(text, open + 1, close) : undefined;
     if (content !== undefined) return { type: 'text', content };
   }
-  return parsedDelta(text.slice(open, end - 1));
+  const content = jsonString(text.slice(open, end - 1));
+  return content === undefined ? undefined : { type: 'text', content };
 }
 
 /**
@@ -115,11 +116,11 @@ function hexUnit(text: string, at: number): number {
   return unit;
 }
 
-/** The delta of a string with escapes; `undefined` unless `json` is one JSON string (another key after it, say). */
-function parsedDelta(json: string): TextEvent | undefined {
+/** The string `json` holds; `undefined` unless it is one JSON string (not another key after it, say). */
+export function jsonString(json: string): string | undefined {
   try {
-    const content: unknown = JSON.parse(json);
-    return typeof content === 'string' ? { type: 'text', content } : undefined;
+    const value: unknown = JSON.parse(json);
+    return typeof value === 'string' ? value : undefined;
   } catch {
     return undefined;
   }

@@ -4,8 +4,16 @@ import fc from 'fast-check';
 import { take, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DecodeError, DecodeIssue, fromJsonl, toJsonl, type EvoEvent } from '../../src/index.js';
-import { JsonlDecoder, type Decoded } from '../../src/decode/JsonlDecoder.js';
-import { collect, diagnostics, fixtureBytes, fixturePath, fixtureTruth } from '../support/collect.js';
+import { JsonlDecoder } from '../../src/decode/JsonlDecoder.js';
+import {
+  collect,
+  DecodedChunks,
+  diagnostics,
+  fixtureBytes,
+  fixturePath,
+  fixtureTruth,
+  type Decoded,
+} from '../support/collect.js';
 import { eventually } from '../support/processes.js';
 
 const utf8 = new TextEncoder();
@@ -213,7 +221,7 @@ describe('fromJsonl', () => {
     const chunks = text.match(/[\s\S]{1,64}/g)!;
     const found: string[] = [];
     const issues: number[] = [];
-    const decoder = new JsonlDecoder({ maxLineBytes: 1000 });
+    const decoder = new DecodedChunks(new JsonlDecoder({ maxLineBytes: 1000 }));
     const take = (decoded: readonly Decoded[]) => {
       for (const d of decoded) {
         if (d instanceof DecodeIssue) issues.push(d.line);
@@ -223,7 +231,7 @@ describe('fromJsonl', () => {
     let largestHeld = 0;
     for (const chunk of chunks) {
       take(decoder.write(chunk));
-      largestHeld = Math.max(largestHeld, decoder.partialLine.length);
+      largestHeld = Math.max(largestHeld, decoder.decoder.partialLine.length);
     }
     take(decoder.end());
     expect(found).toEqual(['a', 'b']);
@@ -431,7 +439,7 @@ describe('fromJsonl', () => {
 describe('JsonlDecoder', () => {
   it('copies the unfinished end of a chunk: a source may reuse its buffer', () => {
     const found: unknown[] = [];
-    const decoder = new JsonlDecoder();
+    const decoder = new DecodedChunks(new JsonlDecoder());
     const buffer = Buffer.alloc(64);
     const first = '{"type": "text", "content": "he';
     const second = 'llo"}\n';

@@ -21,6 +21,7 @@ import {
   type RunOptions,
 } from '../../index.js';
 import { JsonlDecoder } from '../../src/decode/JsonlDecoder.js';
+import { DecodedChunks } from '../support/collect.js';
 import { runIn, systemEnvironment } from '../../src/process/run.js';
 import { StderrLog } from '../../src/process/StderrLog.js';
 import { fakeEvoSci, type FakeStep } from '../../testing/fakeEvoSci.js';
@@ -233,7 +234,7 @@ describe('the viewer at scale (7)', () => {
 describe('memory of a line sent a byte at a time (9)', () => {
   it('is bounded by the line, not by the number of chunks', () => {
     const size = 2 << 20;
-    const decoder = new JsonlDecoder({ maxLineBytes: 4 << 20 });
+    const decoder = new DecodedChunks(new JsonlDecoder({ maxLineBytes: 4 << 20 }));
     const head = new TextEncoder().encode('{"type": "text", "content": "');
     for (const byte of head) decoder.write(new Uint8Array([byte]));
     const before = process.memoryUsage();

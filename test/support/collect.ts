@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray, type Observable } from 'rxjs';
-import type { DecodeIssue } from '../../src/index.js';
+import type { DecodeIssue, EvoEvent, UnknownEvent } from '../../src/index.js';
+import type { DecodeSink, JsonlDecoder } from '../../src/decode/JsonlDecoder.js';
 
 /** Absolute path of a file in `test/fixtures`, or of `examples/…` when the name says so. */
 export function fixturePath(name: string): string {
@@ -38,4 +39,35 @@ export function collect<T>(source$: Observable<T>): Promise<T[]> {
 export function diagnostics(): { issues: DecodeIssue[]; onDiagnostic: (issue: DecodeIssue) => void } {
   const issues: DecodeIssue[] = [];
   return { issues, onDiagnostic: (issue) => issues.push(issue) };
+}
+
+/** What decoding completed, in stream order: events, and issues for the lines that did not decode. */
+export type Decoded = EvoEvent | UnknownEvent | DecodeIssue;
+
+/** A decoder fed chunk by chunk, each call giving what that chunk (or the end) completed, in order. */
+export class DecodedChunks implements DecodeSink {
+  readonly stopped = false;
+  private items: Decoded[] = [];
+
+  constructor(readonly decoder: JsonlDecoder) {}
+
+  write(chunk: Uint8Array | string): Decoded[] {
+    this.items = [];
+    this.decoder.feed(chunk, this);
+    return this.items;
+  }
+
+  end(): Decoded[] {
+    this.items = [];
+    this.decoder.finish(this);
+    return this.items;
+  }
+
+  event(event: EvoEvent | UnknownEvent): void {
+    this.items.push(event);
+  }
+
+  issue(issue: DecodeIssue): void {
+    this.items.push(issue);
+  }
 }
