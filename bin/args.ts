@@ -125,10 +125,13 @@ function parsedArgs(
     const ambiguous = /argument is ambiguous[\s\S]* use '(--[\w-]+)=-XYZ'/.exec(message);
     if (ambiguous) {
       const name = ambiguous[1]!;
-      // Once: what is still refused after the rewrite is refused below.
-      const rewritten = NEVER_DASHED.has(name) ? withNegativeValues(argv) : undefined;
+      if (!NEVER_DASHED.has(name)) {
+        throw new UsageError(`${name} takes a value; one that starts with "-" is written ${name}=-VALUE`);
+      }
+      // Once: what is still refused after the rewrite is a missing value (another option follows).
+      const rewritten = withNegativeValues(argv);
       if (rewritten) return parsedArgs(rewritten);
-      throw new UsageError(`${name} takes a value; one that starts with "-" is written ${name}=-VALUE`);
+      throw new UsageError(`${name} takes a value`);
     }
     const missing = /^Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(message);
     if (missing) throw new UsageError(`${missing[1]} takes a value`);

@@ -53,8 +53,9 @@ describe('evosci-rx usage', () => {
     ],
     [['run', '--replay', 'f', '--speed', '-2'], /: --speed takes a number above 0, such as 2 or 0.5, not "-2"$/],
     // A missing value before another option is said to be missing, not taken for that option.
-    [['run', '-p', 'x', '--timeout', '--json'], /: --timeout takes a value; one that starts with "-" is written/],
-    [['run', '--timeout', '-p', 'task'], /: --timeout takes a value; one that starts with "-" is written/],
+    [['run', '-p', 'x', '--timeout', '--json'], /: --timeout takes a value$/],
+    [['run', '--timeout', '-p', 'task'], /: --timeout takes a value$/],
+    [['run', '--replay', 'f', '--speed', '--plain'], /: --speed takes a value$/],
     [['run', '-p', 'x', '--timeout', '-', '--timeout', '-1s'], /: --timeout takes a duration .*, not "-1s"$/],
     [['run', '-p', 'x', '--timeout', '5m', '--timeout', '-5'], /: --timeout takes a duration .*, not "-5"$/],
     [['run', '-p', 'x', '--timeout', 'abc', '--timeout', '-5'], /: --timeout takes a duration .*, not "-5"$/],
