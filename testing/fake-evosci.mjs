@@ -3,7 +3,7 @@
 // stdout, stderr output, pauses, crashes, signals. Its script is the JSON in
 // the EVOSCI_FAKE environment variable; `fakeEvoSci()` writes it.
 import { spawn } from 'node:child_process';
-import { appendFileSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const script = JSON.parse(process.env.EVOSCI_FAKE ?? '{"steps": []}');
@@ -60,8 +60,9 @@ const steps = {
   },
   async transcript(step) {
     const lines = transcriptLines(step);
-    const limit = step.count ?? lines.length;
-    for (let i = 0; i < limit && i < lines.length; i++) {
+    const from = step.from ?? 0;
+    const limit = from + (step.count ?? lines.length);
+    for (let i = from; i < limit && i < lines.length; i++) {
       // The type read off the text: a line of Python's JSON (a bare NaN) is no JSON.parse input.
       const delay = step.delayByType?.[/^\{"type": ?"([^"]*)"/.exec(lines[i])?.[1] ?? ''] ?? step.delayMs;
       if (delay) await sleep(delay);
@@ -106,6 +107,10 @@ const steps = {
   },
   async sleep({ sleep: ms }) {
     await sleep(ms);
+  },
+  // A test's sign to go on, instead of a guess at how long it needs.
+  async waitForFile({ waitForFile }) {
+    while (!existsSync(waitForFile)) await sleep(20);
   },
   async ignoreSigterm() {
     process.on('SIGTERM', () => {});

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 export type FakeStep =
   /**
    * Write the lines of a JSONL file, or the given lines, to stdout. Before
-   * each: `delayByType[type]`, else `delayMs`. `count` stops early; `stamp`
+   * each: `delayByType[type]`, else `delayMs`. `from` skips the first lines; `count` stops early; `stamp`
    * adds `written_at` (ms since the epoch) to each event.
    */
   | ({ readonly transcript: string } & Pacing)
@@ -25,6 +25,8 @@ export type FakeStep =
   /** Write the producer's resume hint for this thread id to stderr, ANSI-coloured as Rich does. */
   | { readonly resumeHint: string }
   | { readonly sleep: number }
+  /** Wait until this file exists: a test's sign to go on. */
+  | { readonly waitForFile: string }
   /** From now on, ignore SIGTERM. */
   | { readonly ignoreSigterm: true }
   /** In a run with `--resume`, play these steps instead of the rest of the script. */
@@ -58,6 +60,7 @@ export type FakeStep =
   | { readonly exit: number };
 
 interface Pacing {
+  readonly from?: number;
   readonly delayMs?: number;
   readonly delayByType?: Readonly<Record<string, number>>;
   readonly count?: number;

@@ -1,0 +1,170 @@
+// A hub's runs in a directory: `<id>.jsonl` holds a run's events as they
+// came, `<id>.json` its status. A hub opened again on the directory serves
+// every finished run whole, and reports a run that was live as interrupted.
+import { createWriteStream, statSync } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, truncate, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isLeft } from 'fp-ts/lib/Either.js';
+import { filter, map, type Observable } from 'rxjs';
+import { toJsonl } from '../decode/jsonl.js';
+import { DecodeIssue } from '../errors.js';
+import type { EvoEvent, UnknownEvent } from '../events.js';
+import { fromJsonlFile } from '../files/fromJsonlFile.js';
+import type { FlowControl } from '../FlowControl.js';
+import { RunInterruptedError } from './errors.js';
+import { errorInfoOf } from './runEnd.js';
+import { StoredRun, type EventSink, type RunStore } from './RunStore.js';
+import { RUN_ID } from './runId.js';
+import type { IndexedEvent } from './wire.js';
+
+/** A run's events, appended to its file as they come; `close` resolves once they are all written. */
+class FileSink implements EventSink {
+  private readonly stream;
+  private failure: Error | undefined;
+  private closed: Promise<void> | undefined;
+
+  constructor(path: string) {
+    this.stream = createWriteStream(path, { flags: 'a' });
+    this.stream.on('error', (err) => (this.failure ??= err));
+  }
+
+  append(event: EvoEvent | UnknownEvent): void {
+    if (this.failure === undefined) this.stream.write(toJsonl(event));
+  }
+
+  close(): Promise<void> {
+    this.closed ??= new Promise((resolve, reject) => {
+      this.stream.end(() => (this.failure ? reject(this.failure) : resolve()));
+    });
+    return this.closed;
+  }
+}
+
+/** The length of `text` up to and with its last newline: a line cut off by a crash is not kept. */
+function wholeLinesLength(bytes: Buffer): { length: number; lines: number } {
+  const end = bytes.lastIndexOf(0x0a) + 1;
+  let lines = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1 && at < end; at = bytes.indexOf(0x0a, at + 1)) lines++;
+  return { length: end, lines };
+}
+
+export class DirStore implements RunStore {
+  readonly durable = true;
+  /** Each run's status writes, one after another, so that the last one written is the last one made. */
+  private readonly writes = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly dir: string,
+    private readonly onDiagnostic: (issue: DecodeIssue) => void,
+  ) {}
+
+  async open(): Promise<StoredRun[]> {
+    await mkdir(this.dir, { recursive: true });
+    const runs: StoredRun[] = [];
+    for (const name of (await readdir(this.dir)).sort()) {
+      const id = name.endsWith('.json') ? name.slice(0, -'.json'.length) : undefined;
+      if (id === undefined || !RUN_ID.test(id)) continue;
+      const stored = await this.load(id, name);
+      if (stored)
+        runs.push(
+          stored.status.state === 'queued' || stored.status.state === 'running'
+            ? await this.interrupted(stored)
+            : stored,
+        );
+    }
+    return runs.sort((a, b) =>
+      a.status.createdAt < b.status.createdAt ? -1 : a.status.createdAt > b.status.createdAt ? 1 : 0,
+    );
+  }
+
+  save(run: StoredRun): Promise<void> {
+    const { id } = run.status;
+    const write = (this.writes.get(id) ?? Promise.resolve()).then(async () => {
+      const path = this.statusPath(id);
+      await writeFile(`${path}.tmp`, JSON.stringify(run));
+      await rename(`${path}.tmp`, path);
+    });
+    this.writes.set(
+      id,
+      write.catch(() => undefined),
+    );
+    return write;
+  }
+
+  events(id: string): EventSink {
+    return new FileSink(this.eventsPath(id));
+  }
+
+  read(id: string, after: number, flow: FlowControl | undefined): Observable<IndexedEvent> {
+    return fromJsonlFile(this.eventsPath(id), {
+      keepUnknown: true,
+      flow,
+      onDiagnostic: (issue) =>
+        this.onDiagnostic(new DecodeIssue(issue.line, issue.raw, `${id}.jsonl: ${issue.message}`)),
+    }).pipe(
+      map((event, index) => ({ index, event })),
+      filter(({ index }) => index > after),
+    );
+  }
+
+  bytes(id: string): number {
+    try {
+      return statSync(this.eventsPath(id)).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.writes.get(id);
+    this.writes.delete(id);
+    await Promise.all([rm(this.statusPath(id), { force: true }), rm(this.eventsPath(id), { force: true })]);
+  }
+
+  /** A status file, if it holds a run of this id: anything else is reported and left alone. */
+  private async load(id: string, name: string): Promise<StoredRun | undefined> {
+    const text = await readFile(join(this.dir, name), 'utf8');
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      value = undefined;
+    }
+    const decoded = StoredRun.decode(value);
+    if (!isLeft(decoded) && decoded.right.status.id === id) return decoded.right;
+    this.onDiagnostic(new DecodeIssue(1, text, `${name} in ${this.dir} is not the status of run ${id}; skipped`));
+    return undefined;
+  }
+
+  /** A run that was live when its process died: its events up to the last whole line, reported interrupted. */
+  private async interrupted(stored: StoredRun): Promise<StoredRun> {
+    const { id } = stored.status;
+    let events = 0;
+    try {
+      const whole = wholeLinesLength(await readFile(this.eventsPath(id)));
+      await truncate(this.eventsPath(id), whole.length);
+      events = whole.lines;
+    } catch {
+      await writeFile(this.eventsPath(id), '');
+    }
+    const error = new RunInterruptedError(`run ${id} was interrupted: the process running it stopped before it ended`);
+    const status = {
+      ...stored.status,
+      state: 'interrupted' as const,
+      events,
+      endedAt: new Date().toISOString(),
+      error: errorInfoOf(error),
+    };
+    const run = { ...stored, status };
+    await this.save(run);
+    return run;
+  }
+
+  private statusPath(id: string): string {
+    return join(this.dir, `${id}.json`);
+  }
+
+  private eventsPath(id: string): string {
+    return join(this.dir, `${id}.jsonl`);
+  }
+}

@@ -1,0 +1,201 @@
+import { concat, defer, EMPTY, throwError, type Observable, type Subscriber, type Subscription } from 'rxjs';
+import { toJsonl } from '../decode/jsonl.js';
+import { CancelledError } from '../errors.js';
+import type { EvoEvent, UnknownEvent } from '../events.js';
+import type { FlowControl } from '../FlowControl.js';
+import { run, type ExitInfo, type RunOptions } from '../process/run.js';
+import { RunInterruptedError } from './errors.js';
+import { errorOfStatus, runEndOf } from './runEnd.js';
+import { RunLog } from './RunLog.js';
+import type { EventSink, RunStore, StoredRun } from './RunStore.js';
+import type { EndState, IndexedEvent, RunStatus } from './wire.js';
+
+/** What a run tells its hub. */
+export interface RunHooks {
+  /** The run has ended and its process is gone: it may be forgotten now. */
+  onSettled(run: LocalRun): void;
+  /** The store could not keep the run's events or status; the run's log stays in memory. */
+  onStoreError(error: unknown, id: string): void;
+}
+
+/**
+ * One run of a hub in this process: the hub is the only subscriber of its
+ * `run()`, so every reader and the cancel act on the same process. Its
+ * events go to its log (read by every reader from its own place) and to its
+ * store; once the store holds them all, a durable store serves the readers
+ * who come later, and the log is let go.
+ */
+export class LocalRun {
+  /** Its status, changed in place as the run goes (a store writes what it holds when it writes). */
+  private readonly stored: StoredRun;
+  private log: RunLog | undefined;
+  private readonly sink: EventSink;
+  private subscription: Subscription | undefined;
+  private readonly exited: Promise<void>;
+  private markExited!: () => void;
+  private processGone = false;
+  private logBytes = 0;
+  /** The writes of the run's end, one after another: the last one made is the last one written. */
+  private saving: Promise<void> = Promise.resolve();
+
+  private constructor(
+    stored: StoredRun,
+    private readonly store: RunStore,
+    private readonly hooks: RunHooks,
+  ) {
+    this.stored = stored;
+    this.log = store.durable && stored.status.state !== 'running' ? undefined : new RunLog();
+    this.sink = store.events(stored.status.id);
+    this.exited = new Promise<void>((resolve) => (this.markExited = resolve));
+  }
+
+  /** A new run, to `begin` once its hub has stored its status. */
+  static prepare(stored: StoredRun, store: RunStore, hooks: RunHooks): LocalRun {
+    return new LocalRun(stored, store, hooks);
+  }
+
+  /** A run found in the store when the hub opened: ended, its events in the store. */
+  static stored(stored: StoredRun, store: RunStore, hooks: RunHooks): LocalRun {
+    const found = new LocalRun(stored, store, hooks);
+    found.processGone = true;
+    found.markExited();
+    return found;
+  }
+
+  get id(): string {
+    return this.stored.status.id;
+  }
+
+  /** A copy of its status as it is now. */
+  get status(): RunStatus {
+    return { ...this.stored.status };
+  }
+
+  get key(): { readonly idempotencyKey?: string; readonly fingerprint?: string } {
+    return this.stored;
+  }
+
+  get ended(): boolean {
+    const { state } = this.stored.status;
+    return state !== 'running' && state !== 'queued';
+  }
+
+  /** Ended, its process gone and its end stored: only then may it be forgotten. */
+  get settled(): boolean {
+    return this.ended && this.processGone;
+  }
+
+  /** The size of its events as JSONL: in the store when it holds them, else in the log. */
+  get bytes(): number {
+    return this.log === undefined ? this.store.bytes(this.id) : this.logBytes;
+  }
+
+  /** Its events after index `after`, then its end: completes if it completed, else errors with its error. */
+  follow(after: number, flow: FlowControl | undefined): Observable<IndexedEvent> {
+    const log = this.log;
+    if (log) return log.read(after, flow, (subscriber) => this.endReader(subscriber));
+    return concat(
+      this.store.read(this.id, after, flow),
+      defer(() => {
+        const error = errorOfStatus(this.stored.status);
+        return error ? throwError(() => error) : EMPTY;
+      }),
+    );
+  }
+
+  /**
+   * Stops the run, if it is going, and resolves once its process is gone and
+   * its end stored. A run that has ended is left as it is, its process too
+   * (it may be saving its memory after `done`).
+   */
+  async cancel(): Promise<RunStatus> {
+    if (this.ended) return this.status;
+    this.stop('cancelled', new CancelledError(`run ${this.id} was cancelled`));
+    await this.exited;
+    await this.saving;
+    return this.status;
+  }
+
+  /** Stops the run because the hub is closing: it did not end of itself, so it was interrupted. */
+  async interrupt(): Promise<void> {
+    this.stop('interrupted', new RunInterruptedError(`run ${this.id} was interrupted: its hub closed`));
+    await this.exited;
+    await this.saving;
+  }
+
+  private stop(state: EndState, error: Error): void {
+    if (this.ended) return;
+    this.subscription?.unsubscribe();
+    this.end(state, error);
+  }
+
+  /** Starts the run: subscribes to `run(options)`. */
+  begin(options: RunOptions): void {
+    this.subscription = run({
+      ...options,
+      onSpawn: (pid) => {
+        this.stored.status.startedAt = new Date().toISOString();
+        options.onSpawn?.(pid);
+      },
+      onExit: (info) => this.onExit(info, options),
+    }).subscribe({
+      next: (event) => this.append(event),
+      error: (err: unknown) => this.end(runEndOf(err).state, err),
+      complete: () => this.end('completed', undefined),
+    });
+  }
+
+  private append(event: EvoEvent | UnknownEvent): void {
+    if (!this.store.durable) this.logBytes += Buffer.byteLength(toJsonl(event));
+    this.sink.append(event);
+    this.stored.status.events++;
+    this.log?.append(event);
+  }
+
+  private onExit(info: ExitInfo, options: RunOptions): void {
+    if (info.threadId !== undefined) this.stored.status.threadId = info.threadId;
+    this.processGone = true;
+    this.markExited();
+    options.onExit?.(info);
+    // A run that ended before its process exited is saved again, with the thread its exit reported.
+    if (this.ended) this.saveEnd();
+  }
+
+  private end(state: EndState, error: unknown): void {
+    if (this.ended) return;
+    const status = this.stored.status;
+    const ending = runEndOf(error);
+    status.state = state;
+    status.endedAt = new Date().toISOString();
+    if (ending.error) status.error = ending.error;
+    // A run that could not spawn has no exit to wait for.
+    if (status.startedAt === undefined) {
+      this.processGone = true;
+      this.markExited();
+    }
+    this.log?.end();
+    this.saveEnd();
+  }
+
+  /** Stores the events, then the status that says the run ended; a durable store then serves later readers. */
+  private saveEnd(): void {
+    this.saving = this.saving.then(() => this.writeEnd());
+  }
+
+  private async writeEnd(): Promise<void> {
+    try {
+      await this.sink.close();
+      await this.store.save(this.stored);
+      if (this.store.durable) this.log = undefined;
+    } catch (err) {
+      this.hooks.onStoreError(err, this.id);
+    }
+    if (this.settled) this.hooks.onSettled(this);
+  }
+
+  private endReader(subscriber: Subscriber<IndexedEvent>): void {
+    const error = errorOfStatus(this.stored.status);
+    if (error) subscriber.error(error);
+    else subscriber.complete();
+  }
+}

@@ -1,0 +1,207 @@
+import { defer, type Observable } from 'rxjs';
+import type { DecodeIssue } from '../errors.js';
+import { DirStore } from './DirStore.js';
+import {
+  ForgottenRunError,
+  HubClosedError,
+  HubFullError,
+  IdempotencyKeyReusedError,
+  UnknownRunError,
+} from './errors.js';
+import { LocalRun, type RunHooks } from './LocalRun.js';
+import { memoryStore } from './MemoryStore.js';
+import {
+  allowedFields,
+  checkIdempotencyKey,
+  checkStartRequest,
+  fingerprintOf,
+  policyRunOptions,
+  type RequestField,
+  type RunPolicy,
+} from './policy.js';
+import { RecentSet } from './RecentSet.js';
+import type { FollowOptions, RunHub, StartedRun, StartOptions } from './RunHub.js';
+import { newRunId, RUN_ID } from './runId.js';
+import type { RunStore, StoredRun } from './RunStore.js';
+import type { IndexedEvent, RunStatus, StartRequest } from './wire.js';
+
+/** Options of `runHub`. */
+export interface RunHubOptions extends RunPolicy {
+  /** A directory that keeps each run (`<id>.jsonl` and `<id>.json`) across restarts. Default: memory only. */
+  readonly dir?: string | undefined;
+  /** Runs whose process is alive at once; one more start is refused with `HubFullError`. Default 4. */
+  readonly maxLive?: number | undefined;
+  /** Finished runs kept, the oldest forgotten first. Default 100. */
+  readonly keepFinished?: number | undefined;
+  /** Bytes of JSONL kept for finished runs together (in memory, or in `dir`), the oldest forgotten first. Default 256 MiB. */
+  readonly keepBytes?: number | undefined;
+  /** A file of `dir` that is not what the hub wrote (a status it cannot read, a line of events that does not decode). */
+  readonly onDiagnostic?: ((issue: DecodeIssue) => void) | undefined;
+  /** `dir` could not take a run's events or status (the disk is full): the run's events stay in memory. Default: a process warning. */
+  readonly onStoreError?: ((error: unknown, id: string) => void) | undefined;
+}
+
+/** Ids and keys of forgotten runs remembered, so that a late reader hears 410 and a late retry starts nothing. */
+const REMEMBERED_FORGOTTEN = 10_000;
+
+function limit(name: string, value: number | undefined, fallback: number): number {
+  const n = value ?? fallback;
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`runHub: ${name} must be a whole number of at least 1`);
+  return n;
+}
+
+/**
+ * A hub of runs in this process. Each run is one `run()` subscription, its
+ * events in one log that every reader reads from its own place, in memory or
+ * in `dir`. Starts are refused past `maxLive`; the oldest finished runs are
+ * forgotten past `keepFinished` or `keepBytes`.
+ *
+ * ```ts
+ * const hub = await runHub({ dir: './runs', runOptions: { workdir: './task' } });
+ * const { id } = await hub.start({ prompt: 'Survey sparse attention' }, { idempotencyKey });
+ * hub.follow(id, { after: 4 }).subscribe(({ index, event }) => console.log(index, event.type));
+ * ```
+ */
+export async function runHub(options: RunHubOptions = {}): Promise<RunHub> {
+  const onDiagnostic = options.onDiagnostic ?? (() => undefined);
+  const store = options.dir === undefined ? memoryStore : new DirStore(options.dir, onDiagnostic);
+  const hub = new LocalRunHub(options, store);
+  hub.adopt(await store.open());
+  return hub;
+}
+
+/** The state of `runHub`: the runs it holds by id (oldest first), the keys that started them, what it forgot. */
+class LocalRunHub implements RunHub {
+  private readonly runs = new Map<string, LocalRun>();
+  private readonly keys = new Map<string, { readonly id: string; readonly fingerprint: string | undefined }>();
+  private readonly forgotten = new RecentSet<string>(REMEMBERED_FORGOTTEN);
+  /** Keys of forgotten runs, still in `keys` until this many newer ones push them out. */
+  private readonly forgottenKeys = new RecentSet<string>(REMEMBERED_FORGOTTEN, (key) => this.keys.delete(key));
+  private readonly allowed: readonly RequestField[];
+  private readonly maxLive: number;
+  private readonly keepFinished: number;
+  private readonly keepBytes: number;
+  private readonly hooks: RunHooks;
+  private closed = false;
+
+  constructor(
+    private readonly options: RunHubOptions,
+    private readonly store: RunStore,
+  ) {
+    this.allowed = allowedFields(options.allowFromRequest);
+    this.maxLive = limit('maxLive', options.maxLive, 4);
+    this.keepFinished = limit('keepFinished', options.keepFinished, 100);
+    this.keepBytes = limit('keepBytes', options.keepBytes, 256 * 1024 * 1024);
+    this.hooks = {
+      onSettled: () => this.forgetOld(),
+      onStoreError: options.onStoreError ?? ((error, id) => process.emitWarning(`run ${id}: ${String(error)}`)),
+    };
+  }
+
+  /** The runs a store held when the hub opened. */
+  adopt(found: readonly StoredRun[]): void {
+    for (const stored of found) this.hold(LocalRun.stored(stored, this.store, this.hooks), stored);
+    this.forgetOld();
+  }
+
+  async start(request: StartRequest, options: StartOptions = {}): Promise<StartedRun> {
+    if (this.closed) throw new HubClosedError();
+    const checked = checkStartRequest(request);
+    const key = options.idempotencyKey;
+    checkIdempotencyKey(key);
+    const fingerprint = fingerprintOf(checked);
+    const repeated = key === undefined ? undefined : this.keys.get(key);
+    if (repeated) {
+      if (repeated.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError(repeated.id);
+      return { id: repeated.id, created: false };
+    }
+    const alive = [...this.runs.values()].filter((r) => !r.settled).length;
+    if (alive >= this.maxLive) throw new HubFullError(this.maxLive);
+    const id = newRunId();
+    const runOptions = policyRunOptions(this.options, this.allowed, checked, id);
+    const stored = this.newRecord(id, checked, key, fingerprint);
+    // Held before the first await: a repeat of the key, or one start too many, is refused meanwhile.
+    const live = LocalRun.prepare(stored, this.store, this.hooks);
+    this.hold(live, stored);
+    try {
+      await this.store.save(stored);
+    } catch (err) {
+      this.runs.delete(id);
+      if (key !== undefined) this.keys.delete(key);
+      throw err;
+    }
+    live.begin(runOptions);
+    return { id, created: true };
+  }
+
+  follow(id: string, options: FollowOptions = {}): Observable<IndexedEvent> {
+    return defer(() => {
+      const after = options.after ?? -1;
+      if (!(Number.isSafeInteger(after) && after >= -1))
+        throw new TypeError(`follow: after must be the index of an event (≥ -1), got ${String(after)}`);
+      return this.lookup(id).follow(after, options.flow);
+    });
+  }
+
+  status(id: string): Promise<RunStatus> {
+    return new Promise((resolve) => resolve(this.lookup(id).status));
+  }
+
+  list(): Promise<readonly RunStatus[]> {
+    return Promise.resolve([...this.runs.values()].map((r) => r.status));
+  }
+
+  async cancel(id: string): Promise<RunStatus> {
+    return this.lookup(id).cancel();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.runs.values()].map((r) => r.interrupt()));
+  }
+
+  private newRecord(id: string, request: StartRequest, key: string | undefined, fingerprint: string): StoredRun {
+    const status: RunStatus = {
+      id,
+      state: 'running',
+      prompt: request.prompt,
+      createdAt: new Date().toISOString(),
+      events: 0,
+      ...(request.resume !== undefined && { resumed: request.resume }),
+      ...(request.metadata !== undefined && { metadata: request.metadata }),
+    };
+    return { status, fingerprint, ...(key !== undefined && { idempotencyKey: key }) };
+  }
+
+  private hold(live: LocalRun, stored: StoredRun): void {
+    this.runs.set(live.id, live);
+    if (stored.idempotencyKey !== undefined)
+      this.keys.set(stored.idempotencyKey, { id: live.id, fingerprint: stored.fingerprint });
+  }
+
+  private lookup(id: string): LocalRun {
+    const found = RUN_ID.test(id) ? this.runs.get(id) : undefined;
+    if (found) return found;
+    throw this.forgotten.has(id) ? new ForgottenRunError(id) : new UnknownRunError(id);
+  }
+
+  /** Forgets the oldest finished runs while too many are kept or their events hold too many bytes. */
+  private forgetOld(): void {
+    const finished = [...this.runs.values()].filter((r) => r.settled);
+    let bytes = finished.reduce((sum, r) => sum + r.bytes, 0);
+    for (const [i, old] of finished.entries()) {
+      if (finished.length - i <= this.keepFinished && bytes <= this.keepBytes) break;
+      bytes -= old.bytes;
+      this.forget(old);
+    }
+  }
+
+  private forget(old: LocalRun): void {
+    this.runs.delete(old.id);
+    this.forgotten.add(old.id);
+    const { idempotencyKey } = old.key;
+    // The key still names the run: a late retry hears of it (and 410 on reading), never starts another.
+    if (idempotencyKey !== undefined) this.forgottenKeys.add(idempotencyKey);
+    void this.store.remove(old.id).catch((err: unknown) => this.hooks.onStoreError(err, old.id));
+  }
+}

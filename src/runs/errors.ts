@@ -1,0 +1,99 @@
+// The refusals of a run hub, one class each, so that a server maps each to
+// its HTTP status and a client tells them apart. No Node built-ins.
+import { EvoSciError, type EvoSciErrorDetails } from '../errors.js';
+
+/** The base of a hub's refusals; `status` is the HTTP status `runsHandler` answers with. */
+export class RunHubError extends Error {
+  static {
+    this.prototype.name = 'RunHubError';
+  }
+
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+
+  /** The status under the name NestJS's and Fastify's error handlers read. */
+  get statusCode(): number {
+    return this.status;
+  }
+}
+
+/** No run has this id, and none had. */
+export class UnknownRunError extends RunHubError {
+  static {
+    this.prototype.name = 'UnknownRunError';
+  }
+
+  constructor(readonly id: string) {
+    super(`no run ${JSON.stringify(id.slice(0, 80))}`, 404);
+  }
+}
+
+/** The run ended and the hub has forgotten it (its limits keep only the latest finished runs). */
+export class ForgottenRunError extends RunHubError {
+  static {
+    this.prototype.name = 'ForgottenRunError';
+  }
+
+  constructor(readonly id: string) {
+    super(`run ${id} ended and is no longer kept`, 410);
+  }
+}
+
+/** `maxLive` runs are alive: a start is refused, never queued. */
+export class HubFullError extends RunHubError {
+  static {
+    this.prototype.name = 'HubFullError';
+  }
+
+  constructor(readonly maxLive: number) {
+    super(`this hub runs at most ${maxLive} at once (maxLive): wait for one to end, or cancel one`, 429);
+  }
+}
+
+/** A start request the hub does not take: its shape, or a field its policy does not let through. */
+export class RunRequestError extends RunHubError {
+  static {
+    this.prototype.name = 'RunRequestError';
+  }
+
+  constructor(message: string) {
+    super(message, 400);
+  }
+}
+
+/** The idempotency key was used before with another request: the first one's run is not the one asked for. */
+export class IdempotencyKeyReusedError extends RunHubError {
+  static {
+    this.prototype.name = 'IdempotencyKeyReusedError';
+  }
+
+  constructor(readonly id: string) {
+    super(`this Idempotency-Key started run ${id} with another request`, 422);
+  }
+}
+
+/** The hub is closing or closed: it starts nothing more. */
+export class HubClosedError extends RunHubError {
+  static {
+    this.prototype.name = 'HubClosedError';
+  }
+
+  constructor() {
+    super('the run hub is closed', 503);
+  }
+}
+
+/** The process holding the run stopped before the run ended: a hub reopened on its directory reports it so. */
+export class RunInterruptedError extends EvoSciError {
+  static {
+    this.prototype.name = 'RunInterruptedError';
+  }
+
+  constructor(message: string, details: EvoSciErrorDetails = {}) {
+    super(message, details);
+  }
+}

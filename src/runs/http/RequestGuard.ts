@@ -1,0 +1,120 @@
+// Who may talk to a runs handler. A run is code executed on the server, so
+// the handler answers only requests addressed to it by a name it knows
+// (which defeats DNS rebinding), coming from its own pages when a browser
+// says where they come from, and carrying its token where one is needed.
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { hostname, networkInterfaces } from 'node:os';
+import { RunHubError } from '../errors.js';
+
+/** Options of the checks every request passes first. */
+export interface GuardOptions {
+  /**
+   * More names the server answers to in `Host`, e.g. `runs.example.org` (a
+   * reverse proxy's). A name without a port matches any port. Default: only
+   * loopback names and the server's own addresses, at the port it listens on.
+   */
+  readonly allowHosts?: readonly string[] | undefined;
+  /** Origins whose pages may call it, e.g. `https://app.example.org`. Default: only its own. */
+  readonly allowOrigins?: readonly string[] | undefined;
+  /**
+   * The token every request carries (`Authorization: Bearer …`, or the
+   * cookie set by a link with `?token=`): at least 16 letters, digits, `-`
+   * or `_`. Without it, requests are taken over loopback only. `false`: the
+   * app authenticates before this handler (its own middleware), and every
+   * connection is taken.
+   */
+  readonly token?: string | false | undefined;
+}
+
+/** `host[:port]` as `Host` and `Origin` carry it; a name with anything else in it (`user@`, a path) is not one. */
+const AUTHORITY = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/;
+const TOKEN = /^[\w-]{16,}$/;
+const COOKIE = 'evosci-rx-token';
+
+export function isLoopback(address: string): boolean {
+  return address === 'localhost' || address === '::1' || /^(::ffff:)?127\./.test(address);
+}
+
+function authority(text: string): { name: string; port: number | undefined } | undefined {
+  const match = AUTHORITY.exec(text.toLowerCase());
+  if (!match) return undefined;
+  return { name: match[1]!.replace(/^\[(.*)\]$/, '$1'), port: match[2] === undefined ? undefined : Number(match[2]) };
+}
+
+/** This machine's own names and addresses: what a server bound beyond loopback is addressed by. */
+function machineNames(): Set<string> {
+  const names = new Set(['localhost', '127.0.0.1', '::1', hostname().toLowerCase()]);
+  for (const nets of Object.values(networkInterfaces())) for (const net of nets ?? []) names.add(net.address);
+  return names;
+}
+
+/** The check every request to a runs handler passes first; a refusal is a `RunHubError` with its status. */
+export class RequestGuard {
+  private readonly token: string | false | undefined;
+  private readonly names = machineNames();
+  private readonly hosts: readonly { name: string; port: number | undefined }[];
+  private readonly origins: ReadonlySet<string>;
+
+  constructor(options: GuardOptions = {}) {
+    if (typeof options.token === 'string' && !TOKEN.test(options.token))
+      throw new TypeError('the token must be at least 16 letters, digits, - or _');
+    this.token = options.token;
+    this.hosts = (options.allowHosts ?? []).map((name) => {
+      const parsed = authority(name);
+      if (!parsed) throw new TypeError(`${JSON.stringify(name)} is not a host name`);
+      return parsed;
+    });
+    this.origins = new Set((options.allowOrigins ?? []).map((o) => o.toLowerCase().replace(/\/$/, '')));
+  }
+
+  /**
+   * Throws a `RunHubError` (403, 401) for a request this handler does not
+   * take. Returns the `Set-Cookie` to answer with when the token came in the
+   * URL, so that a page's own requests carry it from then on.
+   */
+  check(req: IncomingMessage, url: URL): string | undefined {
+    const host = authority(req.headers.host ?? '');
+    if (!host || !this.knownHost(host, req.socket.localPort))
+      throw new RunHubError(`this server does not answer to Host ${JSON.stringify(req.headers.host ?? '')}`, 403);
+    const origin = req.headers.origin;
+    if (origin !== undefined && !this.knownOrigin(origin.toLowerCase(), req.headers.host!.toLowerCase()))
+      throw new RunHubError(`requests from ${JSON.stringify(origin)} are not taken`, 403);
+    if (this.token === false) return undefined;
+    if (this.token === undefined) {
+      if (isLoopback(req.socket.localAddress ?? '')) return undefined;
+      throw new RunHubError('this server takes requests beyond loopback only with a token', 401);
+    }
+    const inUrl = url.searchParams.get('token');
+    if (inUrl !== null && this.matches(inUrl)) return `${COOKIE}=${this.token}; Path=/; HttpOnly; SameSite=Strict`;
+    if (this.matches(this.presented(req))) return undefined;
+    throw new RunHubError('this server needs its token: Authorization: Bearer <token>', 401);
+  }
+
+  private knownHost(host: { name: string; port: number | undefined }, localPort: number | undefined): boolean {
+    if (this.hosts.some((h) => h.name === host.name && (h.port === undefined || h.port === (host.port ?? 80))))
+      return true;
+    return this.names.has(host.name) && (host.port ?? 80) === localPort;
+  }
+
+  private knownOrigin(origin: string, host: string): boolean {
+    return this.origins.has(origin) || origin === `http://${host}` || origin === `https://${host}`;
+  }
+
+  private presented(req: IncomingMessage): string | undefined {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    if (bearer) return bearer[1];
+    for (const pair of (req.headers.cookie ?? '').split(';')) {
+      const [name, value] = pair.trim().split('=', 2);
+      if (name === COOKIE) return value;
+    }
+    return undefined;
+  }
+
+  private matches(given: string | undefined): boolean {
+    if (given === undefined || typeof this.token !== 'string') return false;
+    const a = Buffer.from(given);
+    const b = Buffer.from(this.token);
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+}

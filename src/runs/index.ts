@@ -1,0 +1,20 @@
+// The `evosci-rx/runs` entry, for Node: runs as resources, started once and followed from anywhere.
+export { runHub, type RunHubOptions } from './LocalRunHub.js';
+export type { FollowOptions, RunHub, StartedRun, StartOptions } from './RunHub.js';
+export { REQUEST_FIELDS, type RequestField, type RunPolicy } from './policy.js';
+export {
+  ForgottenRunError,
+  HubClosedError,
+  HubFullError,
+  IdempotencyKeyReusedError,
+  RunHubError,
+  RunInterruptedError,
+  RunRequestError,
+  UnknownRunError,
+} from './errors.js';
+export { errorOfEnd, runEndOf } from './runEnd.js';
+export { afterOf } from './lastEventId.js';
+export { toMessageEvents, type MessageEvent } from './toMessageEvents.js';
+export { runsHandler, type RunsHandlerOptions, type RunsRequestHandler } from './http/runsHandler.js';
+export { RequestGuard, type GuardOptions } from './http/RequestGuard.js';
+export { RunEnd, RunErrorInfo, RunState, RunStatus, StartRequest, type EndState, type IndexedEvent } from './wire.js';

@@ -1,0 +1,70 @@
+// How a run's ending travels: an error becomes a `RunEnd` (what the status
+// and the `end` event say), and a `RunEnd` becomes the same error class on
+// the other side, so that `follow()` ends alike in the hub's process, over
+// SSE in a browser, and after a restart. No Node built-ins.
+import {
+  CancelledError,
+  DecodeError,
+  EvoSciError,
+  ExitError,
+  SpawnError,
+  TimeoutError,
+  TruncatedStreamError,
+  type EvoSciErrorDetails,
+} from '../errors.js';
+import { RunInterruptedError } from './errors.js';
+import type { RunEnd, RunErrorInfo, RunStatus } from './wire.js';
+
+/** Constructors by class name, for the classes whose constructor is `(message, details)`. */
+const RUN_ERRORS: Record<string, new (message: string, details?: EvoSciErrorDetails) => EvoSciError> = {
+  EvoSciError,
+  SpawnError,
+  ExitError,
+  TruncatedStreamError,
+  TimeoutError,
+  CancelledError,
+  RunInterruptedError,
+};
+
+/** An error as a status carries it: class name, one-line message, details; never stderr. */
+export function errorInfoOf(error: unknown): RunErrorInfo {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error).split('\n')[0]! };
+  const message = EvoSciError.is(error) ? error.shortMessage : error.message.split('\n')[0]!;
+  const info: { -readonly [K in keyof RunErrorInfo]: RunErrorInfo[K] } = { name: error.name, message };
+  if (EvoSciError.is(error)) {
+    if (error.exitCode !== undefined) info.exitCode = error.exitCode;
+    if (error.signal !== undefined) info.signal = error.signal;
+    if (error.threadId !== undefined) info.threadId = error.threadId;
+  }
+  return info;
+}
+
+/** How a run ended, from the error it ended with (`undefined`: it completed). */
+export function runEndOf(error: unknown): RunEnd {
+  if (error === undefined) return { state: 'completed' };
+  const info = errorInfoOf(error);
+  const state =
+    info.name === 'CancelledError' ? 'cancelled' : info.name === 'RunInterruptedError' ? 'interrupted' : 'failed';
+  return { state, error: info };
+}
+
+/**
+ * The error a follower of an ended run errors with, `undefined` when it
+ * completed: the same class as the run's own where this library has it
+ * (a `DecodeError` comes back as its base class, without its issue), else
+ * an `EvoSciError` whose message starts with the class name.
+ */
+export function errorOfEnd(end: RunEnd): EvoSciError | undefined {
+  if (end.state === 'completed') return undefined;
+  const info = end.error ?? { name: 'EvoSciError', message: `the run ended ${end.state}` };
+  const details: EvoSciErrorDetails = { exitCode: info.exitCode, signal: info.signal, threadId: info.threadId };
+  const Class = info.name === DecodeError.prototype.name ? EvoSciError : RUN_ERRORS[info.name];
+  return Class ? new Class(info.message, details) : new EvoSciError(`${info.name}: ${info.message}`, details);
+}
+
+/** The error a follower of a run that ended errors with, `undefined` while it runs or once it completed. */
+export function errorOfStatus(status: RunStatus): EvoSciError | undefined {
+  const { state, error } = status;
+  if (state === 'running' || state === 'queued') return undefined;
+  return errorOfEnd(error === undefined ? { state } : { state, error });
+}

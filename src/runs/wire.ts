@@ -1,0 +1,91 @@
+// What a run hub says about its runs, as JSON: the status of a run, how it
+// ended, and what a start request may carry. No Node built-ins: the browser
+// client (`followRun`) decodes the same codecs.
+import * as t from 'io-ts';
+import type { EvoEvent, UnknownEvent } from '../events.js';
+
+/** Where a run is: waiting for a worker, running, or ended one of four ways. */
+export const RunState = t.keyof({
+  queued: null,
+  running: null,
+  completed: null,
+  failed: null,
+  cancelled: null,
+  interrupted: null,
+});
+export type RunState = t.TypeOf<typeof RunState>;
+
+/** The states a run ends in. */
+export type EndState = Exclude<RunState, 'queued' | 'running'>;
+
+/**
+ * Why a run did not complete: its error's class name (`ExitError`,
+ * `CancelledError`, …), its one-line message and its details. Stderr is not
+ * carried: it stays on the server, for `RunOptions.onStderr`.
+ */
+export const RunErrorInfo = t.intersection([
+  t.type({ name: t.string, message: t.string }),
+  t.partial({ exitCode: t.number, signal: t.string, threadId: t.string }),
+]);
+export type RunErrorInfo = t.TypeOf<typeof RunErrorInfo>;
+
+/** How a run ended: the `end` event of its event stream. */
+export const RunEnd = t.intersection([
+  t.type({ state: t.keyof({ completed: null, failed: null, cancelled: null, interrupted: null }) }),
+  t.partial({ error: RunErrorInfo }),
+]);
+export type RunEnd = t.TypeOf<typeof RunEnd>;
+
+/** One run as a hub reports it (`GET /runs/:id`). */
+export const RunStatus = t.intersection([
+  t.type({
+    id: t.string,
+    state: RunState,
+    prompt: t.string,
+    /** When the hub took the request, as an ISO date. */
+    createdAt: t.string,
+    /** Events stored so far. */
+    events: t.number,
+  }),
+  t.partial({
+    /** When its process started, and when the run ended, as ISO dates. */
+    startedAt: t.string,
+    endedAt: t.string,
+    error: RunErrorInfo,
+    /** The thread id from the resume hint the run printed: what a follow-up request resumes. */
+    threadId: t.string,
+    /** The thread this run resumed. */
+    resumed: t.string,
+    metadata: t.record(t.string, t.string),
+  }),
+]);
+export type RunStatus = t.TypeOf<typeof RunStatus>;
+
+/** A thread id: EvoSci's prefix of a uuid, a fake's name; never something that reads as an option. */
+export const THREAD_ID = /^[A-Za-z0-9][\w-]{0,63}$/;
+
+/**
+ * What a request to start a run may carry. Which of `workdir`, `autoMode`
+ * and `timeoutMs` a hub takes is its own choice (`allowFromRequest`); the
+ * rest of how the run starts is the hub's (`runOptions`).
+ */
+export const StartRequest = t.exact(
+  t.intersection([
+    t.type({ prompt: t.string }),
+    t.partial({
+      resume: t.string,
+      workdir: t.string,
+      autoMode: t.boolean,
+      timeoutMs: t.number,
+      /** Strings the hub's `runOptions` function may read (a project, a scenario); kept in the status. */
+      metadata: t.record(t.string, t.string),
+    }),
+  ]),
+);
+export type StartRequest = t.TypeOf<typeof StartRequest>;
+
+/** One event of a run and its index in the run, from 0: what `Last-Event-ID` and `after` name. */
+export interface IndexedEvent {
+  readonly index: number;
+  readonly event: EvoEvent | UnknownEvent;
+}

@@ -1,0 +1,268 @@
+// followRun against a real HTTP server playing a run hub's event stream:
+// resuming after cuts, each event once and in order, every way a run or a
+// stream ends, refusals, retries and their bound, unsubscribing.
+import { tap } from 'rxjs';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  CancelledError,
+  DecodeError,
+  DecodeIssue,
+  EvoSciError,
+  ExitError,
+  followRun,
+  type FollowRunOptions,
+} from '../../src/index.js';
+import { ForgottenRunError, RunHubError, UnknownRunError } from '../../src/runs/errors.js';
+import type { IndexedEvent } from '../../src/runs/wire.js';
+import { events as ev } from '../../testing/events.js';
+import { collect, diagnostics } from '../support/collect.js';
+import { progressSigns, sseRunServer, type SseRunScript, type SseRunServer } from '../support/sseRunServer.js';
+
+/** The data of `count` events as a hub writes them: text deltas, then `done`. */
+function runEvents(count: number): string[] {
+  return Array.from({ length: count }, (_, i) =>
+    JSON.stringify(i === count - 1 ? ev.done(`answer ${i}`) : ev.text(`piece ${i} `)),
+  );
+}
+
+const FAST: FollowRunOptions = { retryDelayMs: 0 };
+
+let server: SseRunServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function serve(script: SseRunScript): Promise<SseRunServer> {
+  server = await sseRunServer(script);
+  return server;
+}
+
+const indexes = (got: IndexedEvent[]) => got.map((e) => e.index);
+const lastEventIds = (s: SseRunServer) => s.requests.map((r) => r.lastEventId);
+
+/*
+ * A client may drop what it had not read when its connection fails (a web
+ * stream's queue is emptied when it errors): a cut whose resume a test
+ * asserts waits for the client's sign that it has the events before it.
+ */
+
+describe('followRun', () => {
+  it('emits a whole run as indexed events, then completes, having asked for an event stream', async () => {
+    const data = runEvents(5);
+    const s = await serve({ events: data });
+    const got = await collect(followRun(s.url, { headers: { authorization: 'Bearer t0ken' } }));
+    expect(got).toEqual(data.map((json, index) => ({ index, event: JSON.parse(json) })));
+    expect(s.requests).toHaveLength(1);
+    expect(s.requests[0]!.headers).toMatchObject({ accept: 'text/event-stream', authorization: 'Bearer t0ken' });
+    expect(s.requests[0]!.lastEventId).toBeUndefined();
+  });
+
+  it('resumes after each of three cuts with the last index it has: every event once, in order', async () => {
+    const progress = progressSigns();
+    const answers = [
+      { cutAfter: 2, cutWhen: progress.reached(1) },
+      { cutAfter: 3, cutWhen: progress.reached(4) },
+      { cutAfter: 1, cutWhen: progress.reached(5) },
+    ];
+    const s = await serve({ events: runEvents(10), answers });
+    const got = await collect(followRun(new URL(s.url), FAST).pipe(tap((e) => progress.report(e.index))));
+    expect(indexes(got)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(lastEventIds(s)).toEqual([undefined, '1', '4', '5']);
+  });
+
+  it('drops the events a hub sends again, and errors when indexes jump', async () => {
+    const again = await serve({ events: runEvents(6), answers: [{ cutAfter: 3 }, { startAt: 0 }] });
+    expect(indexes(await collect(followRun(again.url, FAST)))).toEqual([0, 1, 2, 3, 4, 5]);
+    await again.close();
+    const progress = progressSigns();
+    const gap = await serve({
+      events: runEvents(6),
+      answers: [{ cutAfter: 2, cutWhen: progress.reached(1) }, { startAt: 4 }],
+    });
+    const follow$ = followRun(gap.url, FAST).pipe(tap((e) => progress.report(e.index)));
+    await expect(collect(follow$)).rejects.toThrow('event 4 came after event 1');
+    expect(gap.requests).toHaveLength(2);
+  });
+
+  it('starts after `after`, sending it as Last-Event-ID', async () => {
+    const s = await serve({ events: runEvents(6) });
+    expect(indexes(await collect(followRun(s.url, { after: 3 })))).toEqual([4, 5]);
+    expect(lastEventIds(s)).toEqual(['3']);
+  });
+
+  it('errors with the ExitError of a failed run, its message and exit code, after its events', async () => {
+    const error = { name: 'ExitError', message: 'EvoSci exited with code 1', exitCode: 1 };
+    const s = await serve({ events: runEvents(3), ending: { end: { state: 'failed', error } } });
+    const seen: number[] = [];
+    const failure = await new Promise((resolve) =>
+      followRun(s.url).subscribe({ next: (e) => seen.push(e.index), error: resolve }),
+    );
+    expect(seen).toEqual([0, 1, 2]);
+    expect(failure).toBeInstanceOf(ExitError);
+    expect(failure).toMatchObject({ message: 'EvoSci exited with code 1', exitCode: 1 });
+  });
+
+  it('errors with CancelledError for a cancelled run, and says so for an end it cannot read', async () => {
+    const end = { state: 'cancelled', error: { name: 'CancelledError', message: 'the run was cancelled' } } as const;
+    const cancelled = await serve({ events: runEvents(2), ending: { end } });
+    await expect(collect(followRun(cancelled.url))).rejects.toBeInstanceOf(CancelledError);
+    await cancelled.close();
+    const odd = await serve({ events: runEvents(2), ending: { end: { state: 'exploded' } as never } });
+    await expect(collect(followRun(odd.url))).rejects.toThrow(/end event is not a RunEnd/);
+  });
+
+  it("errors with the name and message of the hub's error event, without reconnecting", async () => {
+    const info = { name: 'ForgottenRunError', message: 'run run-1 ended and is no longer kept' };
+    const s = await serve({ events: runEvents(3), ending: { error: info } });
+    const failure = await collect(followRun(s.url, FAST)).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(Error);
+    expect(failure).toMatchObject(info);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('errors with UnknownRunError on 404 and ForgottenRunError on 410, without retrying', async () => {
+    const s = await serve({ events: runEvents(2), answers: [{ status: 410 }] });
+    await expect(collect(followRun(`${s.origin}/runs/nope/events`, FAST))).rejects.toBeInstanceOf(UnknownRunError);
+    await expect(collect(followRun(s.url, FAST))).rejects.toBeInstanceOf(ForgottenRunError);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('errors with a RunHubError of the status and message of any other refusal, without retrying', async () => {
+    const s = await serve({ events: runEvents(2), answers: [{ status: 401, body: '{"error":"a token is needed"}' }] });
+    const failure = await collect(followRun(s.url, FAST)).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(RunHubError);
+    expect(failure).toMatchObject({ status: 401, message: 'a token is needed' });
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('retries a 503 and a 429, then follows', async () => {
+    const s = await serve({ events: runEvents(3), answers: [{ status: 503 }, { status: 429 }] });
+    expect(indexes(await collect(followRun(s.url, FAST)))).toEqual([0, 1, 2]);
+    expect(s.requests).toHaveLength(3);
+  });
+
+  it('errors once maxRetries connections in a row failed: the last refusal, or the lost connection', async () => {
+    const busy = { status: 503, body: '{"error":"the run hub is closed"}' };
+    const refused = await serve({ events: runEvents(3), answers: [busy, busy, busy, busy] });
+    const failure = await collect(followRun(refused.url, { ...FAST, maxRetries: 2 })).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(RunHubError);
+    expect(failure).toMatchObject({ status: 503, message: 'the run hub is closed' });
+    expect(refused.requests).toHaveLength(3);
+    await refused.close();
+    // A cut before any event counts; one after a new event starts the count again.
+    const progress = progressSigns();
+    const answers = [
+      { cutAfter: 1, cutWhen: progress.reached(0) },
+      { cutAfter: 0 },
+      { cutAfter: 1, cutWhen: progress.reached(1) },
+      { cutAfter: 0 },
+      { cutAfter: 0 },
+      { cutAfter: 0 },
+    ];
+    const dropping = await serve({ events: runEvents(9), answers });
+    const seen: number[] = [];
+    const lost = await new Promise((resolve) =>
+      followRun(dropping.url, { ...FAST, maxRetries: 2 }).subscribe({
+        next: (e) => {
+          seen.push(e.index);
+          progress.report(e.index);
+        },
+        error: resolve,
+      }),
+    );
+    expect(lost).toBeInstanceOf(EvoSciError);
+    expect((lost as Error).message).toMatch(/lost the connection/);
+    expect(seen).toEqual([0, 1]);
+    expect(lastEventIds(dropping)).toEqual([undefined, '0', '0', '1', '1']);
+  });
+
+  it('retries a fetch that rejects, through the fetch of its options', async () => {
+    const s = await serve({ events: runEvents(3) });
+    let calls = 0;
+    const flaky: typeof fetch = (input, init) =>
+      ++calls <= 2 ? Promise.reject(new TypeError('fetch failed')) : fetch(input, init);
+    expect(indexes(await collect(followRun(s.url, { ...FAST, fetch: flaky })))).toEqual([0, 1, 2]);
+    expect(calls).toBe(3);
+  });
+
+  it("waits as long as the server's retry: field says, not its own delay", async () => {
+    // Were the hour-long option waited, this test would time out.
+    const s = await serve({ events: runEvents(4), retryMs: 1, answers: [{ cutAfter: 2 }] });
+    expect(indexes(await collect(followRun(s.url, { retryDelayMs: 3_600_000 })))).toEqual([0, 1, 2, 3]);
+  }, 20_000);
+
+  it('errors on a 2xx answer that is no event stream', async () => {
+    const s = await serve({ events: [], answers: [{ status: 200, body: '[]', contentType: 'application/json' }] });
+    await expect(collect(followRun(s.url, FAST))).rejects.toThrow(/not text\/event-stream/);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('aborts the request when unsubscribed mid-run', async () => {
+    const s = await serve({ events: runEvents(3), ending: 'open' });
+    const seen: number[] = [];
+    let third!: () => void;
+    const thirdSeen = new Promise<void>((resolve) => (third = resolve));
+    const subscription = followRun(s.url).subscribe((e) => {
+      seen.push(e.index);
+      if (seen.length === 3) third();
+    });
+    await thirdSeen;
+    subscription.unsubscribe();
+    await s.requests[0]!.aborted;
+    expect(seen).toEqual([0, 1, 2]);
+  });
+
+  it('reports a malformed event to onDiagnostic with its index, and goes on; strict makes it a DecodeError', async () => {
+    const data = runEvents(4);
+    data[2] = '{"type":"text","content":';
+    const progress = progressSigns();
+    const s = await serve({ events: data, answers: [{ cutAfter: 3, cutWhen: progress.reached(2) }] });
+    const issues: DecodeIssue[] = [];
+    const onDiagnostic = (issue: DecodeIssue) => {
+      issues.push(issue);
+      progress.report(issue.line);
+    };
+    expect(indexes(await collect(followRun(s.url, { ...FAST, onDiagnostic })))).toEqual([0, 1, 3]);
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toBeInstanceOf(DecodeIssue);
+    expect(issues[0]).toMatchObject({ line: 2, raw: data[2] });
+    // The bad event counts as had: the resume names it, and it is reported once.
+    expect(lastEventIds(s)).toEqual([undefined, '2']);
+    const failure = await collect(followRun(s.url, { strict: true })).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(DecodeError);
+    expect((failure as DecodeError).issue.line).toBe(2);
+  });
+
+  it('passes events of an unknown type with keepUnknown, and skips them without', async () => {
+    const data = runEvents(3);
+    data[1] = '{"type":"from_the_future","x":1}';
+    const s = await serve({ events: data });
+    expect(indexes(await collect(followRun(s.url)))).toEqual([0, 2]);
+    const kept = await collect(followRun(s.url, { keepUnknown: true }));
+    expect(kept[1]).toMatchObject({ index: 1, event: { type: 'unknown', event: { type: 'from_the_future' } } });
+  });
+
+  it('reports an event over maxLineBytes and drops it, holding no more than the limit of it', async () => {
+    const data = runEvents(4);
+    data[1] = JSON.stringify(ev.text('x'.repeat(2000)));
+    // Far larger than a socket read: the parser's bound is passed before the event ends, and the follower resumes past it.
+    data[2] = JSON.stringify(ev.text('y'.repeat(1_000_000)));
+    const s = await serve({ events: data });
+    const { issues, onDiagnostic } = diagnostics();
+    const got = await collect(followRun(s.url, { ...FAST, maxLineBytes: 1000, onDiagnostic }));
+    expect(indexes(got)).toEqual([0, 3]);
+    expect(issues.map((issue) => [issue.line, issue.message])).toEqual([
+      [1, 'event longer than maxLineBytes (1000); dropped'],
+      [2, 'event longer than maxLineBytes (1000); dropped'],
+    ]);
+    expect(lastEventIds(s).at(-1)).toBe('2');
+  });
+
+  it('refuses wrong options where it is called', () => {
+    expect(() => followRun('http://x/runs/a/events', { maxRetries: -1 })).toThrow(TypeError);
+    expect(() => followRun('http://x/runs/a/events', { retryDelayMs: NaN })).toThrow(TypeError);
+    expect(() => followRun('http://x/runs/a/events', { after: 1.5 })).toThrow(TypeError);
+    expect(() => followRun('http://x/runs/a/events', { maxLineBytes: 0 })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,198 @@
+// The runs handler over real HTTP: one POST is one process, whatever the
+// readers do; DELETE stops it; every refusal has its status.
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runHub, runsHandler, type RunHub, type RunHubOptions, type RunsHandlerOptions } from '../../src/runs/index.js';
+import { gone } from '../support/processes.js';
+import { DEMO, DEMO_EVENTS, request, scenarioRunOptions, spawnsIn } from './scenarios.js';
+import { call, readSse } from './sseClient.js';
+
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => String(from + i));
+
+interface Served {
+  readonly hub: RunHub;
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+async function serve(dir: string, hubOptions: RunHubOptions = {}, options: RunsHandlerOptions = {}): Promise<Served> {
+  const hub = await runHub({ runOptions: scenarioRunOptions(dir), ...hubOptions });
+  const server: Server = createServer(runsHandler(hub, options));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    hub,
+    port,
+    url: `http://127.0.0.1:${port}/runs`,
+    close: async () => {
+      await hub.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** One request with exactly these headers (`fetch` would not let a test set Host). */
+function raw(url: string, method: string, headers: Record<string, string>, body?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('runsHandler', () => {
+  let dir: string;
+  let served: Served;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'evosci-rx-handler-'));
+    served = await serve(dir);
+  });
+  afterEach(async () => {
+    await served.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const start = async (scenario: Parameters<typeof request>[0], headers: Record<string, string> = {}) => {
+    const answer = await call(served.url, 'POST', request(scenario), headers);
+    expect(answer.status).toBe(201);
+    return answer.body['id'] as string;
+  };
+
+  it('runs one process for a POST whose SSE reader drops and reconnects three times, each event once', async () => {
+    const id = await start('paced');
+    const ids: string[] = [];
+    let lastEventId: string | undefined;
+    for (let drop = 0; drop < 3; drop++) {
+      const read = await readSse(`${served.url}/${id}/events`, { lastEventId, dropAfter: 20 });
+      expect(read.dropped).toBe(true);
+      ids.push(...read.frames.map((f) => f.id!));
+      lastEventId = ids.at(-1);
+    }
+    const rest = await readSse(`${served.url}/${id}/events`, { lastEventId });
+    ids.push(...rest.frames.filter((f) => f.event === undefined).map((f) => f.id!));
+    expect(ids).toEqual(range(0, DEMO_EVENTS));
+    expect(rest.frames.at(-1)).toMatchObject({ event: 'end', data: '{"state":"completed"}' });
+    expect(JSON.parse(rest.frames.at(-2)!.data)).toEqual(
+      JSON.parse(readFileSync(DEMO, 'utf8').trim().split('\n').at(-1)!),
+    );
+    expect(spawnsIn(dir)).toHaveLength(1);
+  });
+
+  it('answers two readers of the same events, and ?after=N, from the one run', async () => {
+    const id = await start('paced');
+    const [a, b] = await Promise.all([readSse(`${served.url}/${id}/events`), readSse(`${served.url}/${id}/events`)]);
+    expect(a.frames).toEqual(b.frames);
+    expect(a.frames).toHaveLength(DEMO_EVENTS + 1);
+    const after = await readSse(`${served.url}/${id}/events?after=${DEMO_EVENTS - 3}`);
+    expect(after.frames.map((f) => f.id ?? f.event)).toEqual([...range(DEMO_EVENTS - 2, DEMO_EVENTS), 'end']);
+    const jsonl = await fetch(`${served.url}/${id}/events`).then((r) => r.text());
+    expect(jsonl.trim().split('\n')).toHaveLength(DEMO_EVENTS);
+    expect(spawnsIn(dir)).toHaveLength(1);
+  });
+
+  it('starts nothing for a repeated POST with the same Idempotency-Key, and refuses the key with another body', async () => {
+    const first = await call(served.url, 'POST', request('demo'), { 'idempotency-key': '"k-1"' });
+    const again = await call(served.url, 'POST', request('demo'), { 'idempotency-key': '"k-1"' });
+    expect(first.status).toBe(201);
+    expect(again).toMatchObject({ status: 200, body: { id: first.body['id'] } });
+    expect(first.headers.get('location')).toBe(`/runs/${String(first.body['id'])}`);
+    const other = await call(served.url, 'POST', request('demo', 'other'), { 'idempotency-key': '"k-1"' });
+    expect(other.status).toBe(422);
+    await readSse(`${served.url}/${String(first.body['id'])}/events`);
+    expect(spawnsIn(dir)).toHaveLength(1);
+  });
+
+  it('cancels a live run on DELETE: its process and its children are gone, and the end event says so', async () => {
+    const id = await start('slow');
+    const reader = readSse(`${served.url}/${id}/events`);
+    const child = await waitForPid(join(dir, 'grandchild.pid'));
+    const deleted = await call(`${served.url}/${id}`, 'DELETE');
+    expect(deleted).toMatchObject({ status: 200, body: { state: 'cancelled', error: { name: 'CancelledError' } } });
+    const { frames } = await reader;
+    expect(frames.at(-1)!.event).toBe('end');
+    expect(JSON.parse(frames.at(-1)!.data)).toMatchObject({ state: 'cancelled', error: { name: 'CancelledError' } });
+    expect(await gone(spawnsIn(dir)[0]!.pid)).toBe(true);
+    expect(await gone(child)).toBe(true);
+    expect((await call(`${served.url}/${id}`, 'DELETE')).body).toMatchObject({ state: 'cancelled' });
+    expect((await readSse(`${served.url}/${id}/events`)).frames.at(-1)!.event).toBe('end');
+    expect(spawnsIn(dir)).toHaveLength(1);
+  });
+
+  it('lists and reports runs, and answers each refusal with its status', async () => {
+    const id = await start('demo');
+    await readSse(`${served.url}/${id}/events`);
+    expect((await call(served.url, 'GET')).body).toMatchObject([{ id, state: 'completed' }]);
+    expect((await call(`${served.url}/${id}`, 'GET')).body).toMatchObject({ id, events: DEMO_EVENTS });
+    expect((await call(`${served.url}/nope`, 'GET')).status).toBe(404);
+    expect((await call(`${served.url}/nope/events`, 'GET')).status).toBe(404);
+    expect((await readSse(`${served.url}/${id}/events`, { lastEventId: 'x' })).status).toBe(400);
+    expect((await readSse(`${served.url}/${id}/events?after=-1`)).status).toBe(400);
+    expect((await call(served.url, 'POST', { prompt: 5 })).status).toBe(400);
+    expect((await call(served.url, 'POST', { prompt: 'x', workdir: '/' })).status).toBe(400);
+    expect((await call(`${served.url}/${id}`, 'PUT')).status).toBe(405);
+    const text = await fetch(served.url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' });
+    expect(text.status).toBe(415);
+    const big = await call(served.url, 'POST', { prompt: 'x'.repeat(300 * 1024) });
+    expect(big.status).toBe(413);
+    expect(spawnsIn(dir)).toHaveLength(1);
+  });
+
+  it('answers 429 at maxLive and 410 for a forgotten run', async () => {
+    await served.close();
+    served = await serve(dir, { maxLive: 1 });
+    await start('slow');
+    const refused = await call(served.url, 'POST', request('demo'));
+    expect(refused).toMatchObject({ status: 429, body: { error: expect.stringContaining('at most 1 at once') } });
+    await served.close();
+    served = await serve(dir, { keepFinished: 1 });
+    const a = await start('demo');
+    await readSse(`${served.url}/${a}/events`);
+    const b = await start('demo');
+    await readSse(`${served.url}/${b}/events`);
+    for (let i = 0; i < 200 && (await call(`${served.url}/${a}`, 'GET')).status !== 410; i++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    expect((await call(`${served.url}/${a}`, 'GET')).status).toBe(410);
+    expect((await readSse(`${served.url}/${a}/events`)).status).toBe(410);
+  });
+
+  it('takes requests only for its own Host and Origin, and beyond loopback only with its token', async () => {
+    const body = JSON.stringify(request('demo'));
+    const json = { 'content-type': 'application/json' };
+    expect(await raw(served.url, 'POST', { ...json, host: `evil.example:${served.port}` }, body)).toBe(403);
+    expect(await raw(served.url, 'POST', { ...json, origin: 'http://evil.example' }, body)).toBe(403);
+    expect(await raw(served.url, 'GET', { origin: `http://127.0.0.1:${served.port}` })).toBe(200);
+    expect(spawnsIn(dir)).toHaveLength(0);
+    await served.close();
+    // Beyond loopback (here: as if, by a token the handler asks for), a request without it is refused.
+    served = await serve(dir, {}, { token: 'a-token-of-sixteen-or-more' });
+    expect((await call(served.url, 'GET')).status).toBe(401);
+    expect((await call(served.url, 'GET', undefined, { authorization: 'Bearer wrong-token-of-sixteen' })).status).toBe(
+      401,
+    );
+    expect(
+      (await call(served.url, 'GET', undefined, { authorization: 'Bearer a-token-of-sixteen-or-more' })).status,
+    ).toBe(200);
+  });
+});
+
+async function waitForPid(file: string): Promise<number> {
+  for (let i = 0; i < 1200; i++) {
+    try {
+      const pid = Number(readFileSync(file, 'utf8'));
+      if (pid > 0) return pid;
+    } catch {
+      // not written yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`${file} was never written`);
+}

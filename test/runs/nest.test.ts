@@ -1,0 +1,268 @@
+// A real NestJS 11 app (Express platform, on a loopback port) whose @Sse()
+// route is `hub.follow(id, { after: afterOf(lastEventId) }).pipe(toMessageEvents())`,
+// read with fetch: the exact bytes Nest writes. The hub is a stub whose runs
+// are subjects the test drives, so each step waits for a sign, never a clock.
+import 'reflect-metadata';
+import {
+  Catch,
+  Controller,
+  Headers as HeaderParam,
+  Inject,
+  Module,
+  Param,
+  Sse,
+  type ArgumentsHost,
+  type ExceptionFilter,
+  type INestApplication,
+} from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { Response as ExpressResponse } from 'express';
+import { defer, filter, finalize, firstValueFrom, ReplaySubject, Subject, throwError, type Observable } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EvoEvent } from '../../src/events.js';
+import { ExitError } from '../../src/errors.js';
+import { RunHubError, UnknownRunError } from '../../src/runs/errors.js';
+import { afterOf } from '../../src/runs/lastEventId.js';
+import type { FollowOptions, RunHub } from '../../src/runs/RunHub.js';
+import { toMessageEvents, type MessageEvent } from '../../src/runs/toMessageEvents.js';
+import type { IndexedEvent } from '../../src/runs/wire.js';
+import { events as ev } from '../../testing/events.js';
+
+/** A hub with only `follow`: each run a subject the test drives, replayed to each follower after `after`. */
+class ScriptedHub implements Pick<RunHub, 'follow'> {
+  readonly follows: { id: string; after: number | undefined }[] = [];
+  /** Signs: a follower of this id was unsubscribed from its run, or its run ended. */
+  readonly left = new Subject<string>();
+  private readonly runs = new Map<string, ReplaySubject<IndexedEvent>>();
+
+  /** A new run, to drive: its events get indexes from 0. */
+  script(id: string) {
+    const run = new ReplaySubject<IndexedEvent>();
+    this.runs.set(id, run);
+    let index = 0;
+    return {
+      push: (...events: EvoEvent[]) => events.forEach((event) => run.next({ index: index++, event })),
+      complete: () => run.complete(),
+      fail: (error: Error) => run.error(error),
+      /** Whether a follower is subscribed. */
+      followed: () => run.observed,
+    };
+  }
+
+  follow(id: string, { after }: FollowOptions = {}): Observable<IndexedEvent> {
+    return defer(() => {
+      this.follows.push({ id, after });
+      const run = this.runs.get(id);
+      if (!run) return throwError(() => new UnknownRunError(id));
+      return run.pipe(
+        filter((e) => after === undefined || e.index > after),
+        finalize(() => this.left.next(id)),
+      );
+    });
+  }
+}
+
+const HUB = Symbol('RunHub');
+
+class RunsController {
+  constructor(private readonly hub: Pick<RunHub, 'follow'>) {}
+
+  events(id: string, lastEventId?: string): Observable<MessageEvent> {
+    return this.hub.follow(id, { after: afterOf(lastEventId) }).pipe(toMessageEvents());
+  }
+}
+// Decorators as calls: the project's tsconfig has no experimentalDecorators.
+Controller('runs')(RunsController);
+Inject(HUB)(RunsController, undefined, 0);
+Param('id')(RunsController.prototype, 'events', 0);
+HeaderParam('last-event-id')(RunsController.prototype, 'events', 1);
+Sse(':id/events')(
+  RunsController.prototype,
+  'events',
+  Object.getOwnPropertyDescriptor(RunsController.prototype, 'events')!,
+);
+
+/** A hub's refusal as its status (Nest answers 500 to an error without `statusCode`). */
+class RunHubErrorFilter implements ExceptionFilter<RunHubError> {
+  catch(error: RunHubError, host: ArgumentsHost): void {
+    host
+      .switchToHttp()
+      .getResponse<ExpressResponse>()
+      .status(error.status)
+      .json({ name: error.name, message: error.message });
+  }
+}
+Catch(RunHubError)(RunHubErrorFilter);
+
+const hub = new ScriptedHub();
+class AppModule {}
+Module({ controllers: [RunsController], providers: [{ provide: HUB, useValue: hub }] })(AppModule);
+
+let app: INestApplication;
+let base: string;
+
+beforeAll(async () => {
+  app = await NestFactory.create(AppModule, new ExpressAdapter(), { logger: false, forceCloseConnections: true });
+  app.useGlobalFilters(new RunHubErrorFilter());
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as { port: number };
+  base = `http://127.0.0.1:${port}/runs`;
+});
+
+afterAll(async () => {
+  await app?.close();
+});
+
+/** An SSE response read frame by frame; `frame()` is `undefined` once the body ended. */
+async function openEvents(id: string, headers: Record<string, string> = {}, signal?: AbortSignal) {
+  const response = await fetch(`${base}/${id}/events`, { headers, signal });
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  let body = '';
+  let ended = false;
+  return {
+    response,
+    /** Everything read so far, as it came. */
+    body: () => body,
+    async frame(): Promise<string | undefined> {
+      for (;;) {
+        // Nest starts the body with an empty line, which dispatches nothing.
+        buffer = buffer.replace(/^\n+/, '');
+        const end = buffer.indexOf('\n\n');
+        if (end >= 0) {
+          const frame = buffer.slice(0, end + 2);
+          buffer = buffer.slice(end + 2);
+          return frame;
+        }
+        if (ended) return undefined;
+        const { done, value } = await reader.read();
+        if (done) {
+          ended = true;
+        } else {
+          buffer += value;
+          body += value;
+        }
+      }
+    },
+    /** The rest of the frames, until the body ends. */
+    async rest(): Promise<string[]> {
+      const frames: string[] = [];
+      for (let frame = await this.frame(); frame !== undefined; frame = await this.frame()) frames.push(frame);
+      return frames;
+    },
+  };
+}
+
+/** The frame Nest writes for an event of ours. */
+const frame = (index: number, event: EvoEvent) => `id: ${index}\ndata: ${JSON.stringify(event)}\n\n`;
+const endFrame = (id: string, end: object) => `event: end\nid: ${id}\ndata: ${JSON.stringify(end)}\n\n`;
+
+/** What an SSE parser makes of frames: the events, with `id` only where one counts. */
+function parse(frames: string[]): EventSourceMessage[] {
+  const messages: EventSourceMessage[] = [];
+  const parser = createParser({ onEvent: (message) => messages.push(message) });
+  parser.feed(frames.join(''));
+  return messages;
+}
+
+const E = [
+  ev.text('Reading the papers'),
+  ev.toolCall('read_file', { path: 'a.md' }, 'c1'),
+  ev.text('done'),
+  ev.usage(3, 4),
+  ev.done('ok'),
+];
+
+describe('toMessageEvents() behind a NestJS @Sse() route', () => {
+  it('streams a live run: ids are the indexes, and `end` closes the stream', async () => {
+    const run = hub.script('live');
+    const events = await openEvents('live');
+    expect(events.response.status).toBe(200);
+    expect(events.response.headers.get('content-type')).toBe('text/event-stream');
+    run.push(E[0]!);
+    expect(await events.frame()).toBe(frame(0, E[0]!));
+    run.push(E[1]!, E[2]!);
+    expect(await events.frame()).toBe(frame(1, E[1]!));
+    expect(await events.frame()).toBe(frame(2, E[2]!));
+    run.complete();
+    expect(await events.rest()).toEqual([endFrame('2', { state: 'completed' })]);
+    expect(events.body()).toBe(
+      `\n${frame(0, E[0]!)}${frame(1, E[1]!)}${frame(2, E[2]!)}${endFrame('2', { state: 'completed' })}`,
+    );
+  });
+
+  it('resumes after Last-Event-ID: a reconnect with 2 gets the events from index 3 only', async () => {
+    const run = hub.script('resume');
+    run.push(...E);
+    run.complete();
+    const first = await openEvents('resume');
+    const all = await first.rest();
+    expect(all).toEqual([...E.map((e, i) => frame(i, e)), endFrame('4', { state: 'completed' })]);
+    const again = await openEvents('resume', { 'Last-Event-ID': '2' });
+    const frames = await again.rest();
+    expect(frames).toEqual([frame(3, E[3]!), frame(4, E[4]!), endFrame('4', { state: 'completed' })]);
+    expect(hub.follows.filter((f) => f.id === 'resume')).toEqual([
+      { id: 'resume', after: undefined },
+      { id: 'resume', after: 2 },
+    ]);
+    // The last id a client keeps is the last event's, whichever frame it came on.
+    expect(parse(frames).map((m) => m.id)).toEqual(['3', '4', '4']);
+  });
+
+  it('ends a reconnect that has nothing new with `end` alone, whose id leaves the client where it was', async () => {
+    const run = hub.script('caught-up');
+    run.push(...E);
+    run.complete();
+    const frames = await (await openEvents('caught-up', { 'Last-Event-ID': '4' })).rest();
+    expect(frames).toEqual([endFrame('\0', { state: 'completed' })]);
+    expect(parse(frames)).toEqual([{ id: undefined, event: 'end', data: '{"state":"completed"}' }]);
+  });
+
+  it('ends a failing run with `event: end` and its error, never with an error frame of Nest', async () => {
+    const run = hub.script('failing');
+    const events = await openEvents('failing');
+    run.push(E[0]!);
+    expect(await events.frame()).toBe(frame(0, E[0]!));
+    run.fail(
+      new ExitError('EvoSci exited with code 1', { exitCode: 1, stderrTail: 'Traceback (most recent call last)' }),
+    );
+    expect(await events.rest()).toEqual([
+      'event: end\nid: 0\ndata: {"state":"failed","error":{"name":"ExitError","message":"EvoSci exited with code 1","exitCode":1}}\n\n',
+    ]);
+    expect(events.body()).not.toContain('event: error');
+    expect(events.body()).not.toContain('Traceback');
+  });
+
+  it('answers a run the hub does not hold with one `error` event', async () => {
+    const events = await openEvents('nope');
+    expect(events.response.status).toBe(200);
+    expect(await events.rest()).toEqual([
+      `event: error\nid: \0\ndata: ${JSON.stringify({ name: 'UnknownRunError', message: 'no run "nope"' })}\n\n`,
+    ]);
+  });
+
+  it('refuses a Last-Event-ID that is not an index with 400, before following anything', async () => {
+    const before = hub.follows.length;
+    const response = await fetch(`${base}/resume/events`, { headers: { 'Last-Event-ID': 'abc' } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      name: 'RunRequestError',
+      message: 'Last-Event-ID must be the decimal index of an event, got "abc"',
+    });
+    expect(hub.follows.length).toBe(before);
+  });
+
+  it('unsubscribes from the run when the client goes away', async () => {
+    const run = hub.script('left');
+    const abort = new AbortController();
+    const events = await openEvents('left', {}, abort.signal);
+    run.push(E[0]!);
+    expect(await events.frame()).toBe(frame(0, E[0]!));
+    const left = firstValueFrom(hub.left.pipe(filter((id) => id === 'left')));
+    abort.abort();
+    await expect(left).resolves.toBe('left');
+    expect(run.followed()).toBe(false);
+  });
+});
