@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Observable, Subscriber, Subscription } from 'rxjs';
 import { toJsonl } from '../decode/jsonl.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
+import { cancelPhaseOf } from './cancelled.js';
 import { AttemptSupersededError, BrokerError, DeadLetterError, StatusMovedError } from './errors.js';
 import { serverOf, type JetStreamLayout } from './layout.js';
 import { publishStored, type PublishTarget, type PublishTiming } from './publishStored.js';
@@ -22,6 +23,7 @@ export interface AttemptPlan {
   readonly maxPendingAcks: number;
   readonly maxBufferBytes: number;
   readonly timing: PublishTiming;
+  readonly onStarted: ((record: StartedRecord, sequence: number) => void) | undefined;
   readonly onFinished: ((record: FinishedRecord) => void) | undefined;
 }
 
@@ -96,6 +98,7 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
       .then((fence) => publishStored(this.nc, this.record('started', fence), encodeRecord(started), this.plan.timing))
       .then((ack) => {
         this.startSequence = ack.seq;
+        this.plan.onStarted?.(started, ack.seq);
         this.queue.open();
         this.finishIfDone();
       })
@@ -239,6 +242,13 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
       outcome: ending.failed ? 'failed' : 'completed',
       ...(ending.failed ? { error: serializeError(ending.error) } : {}),
       ...(this.plan.worker === undefined ? {} : { worker: this.plan.worker }),
+      ...cancelledField(ending),
     };
   }
+}
+
+/** `cancelled` for the record of a run that `cancelRun` stopped: what it stopped. */
+function cancelledField(ending: Ending): Pick<FinishedRecord, 'cancelled'> {
+  const phase = ending.failed ? cancelPhaseOf(ending.error) : undefined;
+  return phase === undefined ? {} : { cancelled: phase };
 }

@@ -2,15 +2,17 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Observable } from 'rxjs';
 import type { EvoEvent } from '../events.js';
-import { run, type RunOptions } from '../process/run.js';
 import { ActiveRun } from './ActiveRun.js';
-import { AttemptSupersededError, StatusMovedError } from './errors.js';
+import { recordQueuedCancel } from './cancelled.js';
+import type { CancelWatch } from './CancelWatch.js';
+import { AttemptSupersededError, brokerError, StatusMovedError } from './errors.js';
 import { publishStored } from './publishStored.js';
 import { publishTo } from './publishTo.js';
 import { requestHeadersOf } from './requestHeaders.js';
-import { encodeRecord, RunHeaders, type DeadLetterRecord } from './records.js';
+import { encodeRecord, RunHeaders, type DeadLetterRecord, type FinishedRecord } from './records.js';
 import { parseRequest, refusedField, requestRunOptions } from './requests.js';
-import { readStatus, requestPending, type StoredStatus } from './status.js';
+import { cancelRequested, readStatus, requestPending, supersedingError, type StoredStatus } from './status.js';
+import { StartGate } from './StartGate.js';
 import type { RunRequest } from './submitRun.js';
 import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
 
@@ -30,9 +32,11 @@ interface Attempt {
 /**
  * Takes each request a worker pulls: refuses one that cannot be run,
  * skips a run that has ended or is in progress under another request,
- * numbers the attempt from the run's status, runs it through `publishTo`
- * and settles the request with the server when the attempt ends. Holds the
- * requests in progress, by their stream sequence.
+ * records the end of one cancelled before it started, numbers the attempt
+ * from the run's status, runs it through `publishTo` (its CLI held until its
+ * `started` record is stored and no cancel is) and settles the request with
+ * the server when the attempt ends. Holds the requests in progress, by their
+ * stream sequence.
  */
 export class RequestHandler {
   private readonly active = new Map<number, ActiveRun>();
@@ -41,6 +45,7 @@ export class RequestHandler {
     private readonly nc: NatsConnection,
     private readonly settings: WorkerSettings,
     private readonly hooks: WorkerHooks,
+    private readonly cancels: CancelWatch,
   ) {}
 
   /** Resolves once the request is settled, or its run has ended. */
@@ -56,6 +61,7 @@ export class RequestHandler {
     const { runId } = parsed.request;
     const status = await readStatus(this.nc, this.settings.layout, runId);
     if (await this.alreadyHandled(msg, runId, status)) return;
+    if (await this.cancelledBefore(msg, runId, status)) return;
     const last = status?.record;
     const refusal = refusedField(this.settings, parsed.request);
     if (refusal !== undefined) {
@@ -119,14 +125,26 @@ export class RequestHandler {
     return true;
   }
 
+  /** A run cancelled before this attempt: its end recorded (unless another worker did), its request acknowledged unrun. */
+  private async cancelledBefore(msg: JsMsg, runId: string, status: StoredStatus | undefined): Promise<boolean> {
+    if (!(await cancelRequested(this.nc, this.settings.layout, runId))) return false;
+    const record = await recordQueuedCancel(this.nc, this.settings, runId, status);
+    await msg.ackAck().catch(() => undefined);
+    if (record) this.hooks.emit({ type: 'cancelled', runId, attempt: record.attempt, phase: 'queued' });
+    else this.hooks.emit({ type: 'skipped', runId, attempt: 0, reason: 'run cancelled, its end recorded by another' });
+    return true;
+  }
+
   /** Starts the attempt, or dead-letters a request whose options `run()` refuses. */
   private async start(msg: JsMsg, attempt: Attempt): Promise<void> {
     const { runId } = attempt.request;
-    let runOptions: RunOptions;
+    const gate = new StartGate();
+    let prompt: string;
     let events$: Observable<EvoEvent>;
     try {
-      runOptions = requestRunOptions(this.settings, attempt.request, attempt.number);
-      events$ = run({ ...runOptions, lifeline: true });
+      const runOptions = requestRunOptions(this.settings, attempt.request, attempt.number);
+      prompt = runOptions.prompt;
+      events$ = gate.hold(runOptions);
       const { pipeRun } = this.settings;
       const headers = requestHeadersOf(msg.headers);
       if (pipeRun) events$ = pipeRun(events$, { runId, attempt: attempt.number, headers });
@@ -135,47 +153,43 @@ export class RequestHandler {
       msg.term();
       return;
     }
-    await this.runAttempt(msg, attempt, runOptions.prompt, events$);
+    await this.runAttempt(msg, attempt, prompt, events$, gate);
   }
 
-  private runAttempt(msg: JsMsg, attempt: Attempt, prompt: string, events$: Observable<EvoEvent>): Promise<void> {
+  private runAttempt(
+    msg: JsMsg,
+    attempt: Attempt,
+    prompt: string,
+    events$: Observable<EvoEvent>,
+    gate: StartGate,
+  ): Promise<void> {
     const { runId } = attempt.request;
-    const { settings, hooks } = this;
+    const { settings, nc } = this;
     return new Promise<void>((resolve) => {
-      let recorded = false;
+      let recorded: FinishedRecord | undefined;
       let settled = false;
-      // A newer attempt was started (this worker was thought dead): stop the CLI now, not at its end.
-      const entry = new ActiveRun(msg, Math.max(250, Math.floor(settings.ackWaitMs / 3)), () => {
-        void this.superseding(runId, attempt.number).then((superseded) => {
-          if (superseded === undefined || settled) return;
-          entry.subscription?.unsubscribe();
-          settle(superseded);
-        });
-      });
-      this.active.set(msg.seq, entry);
-      hooks.emit({ type: 'started', runId, attempt: attempt.number });
       const settle = (error?: unknown) => {
         if (settled) return;
         settled = true;
         this.active.delete(msg.seq);
+        unhold();
         resolve();
-        if (hooks.isStopped()) return entry.release();
-        if (error instanceof AttemptSupersededError) {
-          // Another attempt owns the run and the request now: leave both alone.
-          entry.release();
-          return hooks.emit({ type: 'superseded', runId, attempt: attempt.number, nextAttempt: error.nextAttempt });
-        }
-        if (!recorded) {
-          entry.nak();
-          return hooks.emit({ type: 'returned', runId, attempt: attempt.number, error });
-        }
-        entry.ack();
-        const outcome = error === undefined ? { outcome: 'completed' as const } : { outcome: 'failed' as const, error };
-        hooks.emit({ type: 'finished', runId, attempt: attempt.number, ...outcome });
+        this.settled(entry, attempt.number, runId, recorded, error);
       };
+      // Ends the attempt without a record: the request goes back.
+      const abandon = (error: unknown) => {
+        entry.subscription?.unsubscribe();
+        settle(error);
+      };
+      const entry = new ActiveRun(msg, Math.max(250, Math.floor(settings.ackWaitMs / 3)), () =>
+        this.beat(runId, attempt.number, gate, (superseded) => settled || abandon(superseded)),
+      );
+      this.active.set(msg.seq, entry);
+      const unhold = this.cancels.hold(runId, () => gate.cancel());
+      this.hooks.emit({ type: 'started', runId, attempt: attempt.number });
       entry.subscription = events$
         .pipe(
-          publishTo(this.nc, runId, {
+          publishTo(nc, runId, {
             ...settings.publish,
             prefix: settings.layout.prefix,
             attempt: attempt.number,
@@ -183,20 +197,60 @@ export class RequestHandler {
             prompt,
             lastStatusSequence: attempt.fence,
             requestSequence: msg.seq,
-            onFinished: () => (recorded = true),
+            // A cancel stored before the started record is seen now; one after it reaches the run through the watch.
+            onStarted: () =>
+              void gate
+                .admit(() => cancelRequested(nc, settings.layout, runId))
+                .catch((err: unknown) => abandon(brokerError(nc, `could not check for a cancel of run ${runId}`, err))),
+            onFinished: (record) => (recorded = record),
           }),
         )
         .subscribe({ error: settle, complete: () => settle() });
     });
   }
 
-  /** The error of an attempt the run's status has moved past, if it has. */
-  private async superseding(runId: string, attempt: number): Promise<AttemptSupersededError | undefined> {
-    const record = (await readStatus(this.nc, this.settings.layout, runId).catch(() => undefined))?.record;
-    if (record === undefined) return undefined;
-    const latest = record.record === 'dead-letter' ? record.attempts : record.attempt;
-    if (record.record !== 'dead-letter' && latest <= attempt) return undefined;
-    return new AttemptSupersededError(runId, attempt, Math.max(latest, attempt + 1));
+  /** Settles the request of an attempt that ended, and reports how. */
+  private settled(
+    entry: ActiveRun,
+    attempt: number,
+    runId: string,
+    recorded: FinishedRecord | undefined,
+    error: unknown,
+  ): void {
+    const { hooks } = this;
+    if (hooks.isStopped()) return entry.release();
+    if (error instanceof AttemptSupersededError) {
+      // Another attempt owns the run and the request now: leave both alone.
+      entry.release();
+      return hooks.emit({ type: 'superseded', runId, attempt, nextAttempt: error.nextAttempt });
+    }
+    if (!recorded) {
+      entry.nak();
+      return hooks.emit({ type: 'returned', runId, attempt, error });
+    }
+    entry.ack();
+    if (recorded.cancelled) return hooks.emit({ type: 'cancelled', runId, attempt, phase: recorded.cancelled });
+    const outcome = error === undefined ? { outcome: 'completed' as const } : { outcome: 'failed' as const, error };
+    hooks.emit({ type: 'finished', runId, attempt, ...outcome });
+  }
+
+  /**
+   * At each confirmation: a newer attempt was started (this worker was thought
+   * dead): `supersede`, so that the CLI stops now, not at its end; or a cancel
+   * is stored that the watch missed (a reconnection): the run is stopped.
+   */
+  private beat(
+    runId: string,
+    attempt: number,
+    gate: StartGate,
+    supersede: (error: AttemptSupersededError) => void,
+  ): void {
+    const { nc, settings } = this;
+    void supersedingError(nc, settings.layout, runId, attempt).then((error) => error && supersede(error));
+    void cancelRequested(nc, settings.layout, runId).then(
+      (cancelled) => cancelled && gate.cancel(),
+      () => undefined,
+    );
   }
 
   /**

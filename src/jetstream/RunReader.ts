@@ -25,6 +25,8 @@ export interface ReadPlan extends Pick<DecodeOptions, 'strict' | 'onDiagnostic'>
 }
 
 const text = new TextDecoder();
+/** The last token of an attempt's events subject. */
+const ATTEMPT_TOKEN = /^[1-9][0-9]*$/;
 
 /**
  * One subscription of `fromJetStream`: picks the attempt to follow from the
@@ -95,6 +97,8 @@ export class RunReader {
     });
     const last = status?.record;
     if (last?.record === 'dead-letter') throw new DeadLetterError(runId, last.reason, last.attempts);
+    // Cancelled before any attempt started: no events to replay.
+    if (last?.record === 'finished' && last.attempt === 0) throw failureOf(last);
     let start: FollowStart = { from: 'start' };
     if (after) {
       if (last && last.attempt > after.attempt) throw new AttemptSupersededError(runId, after.attempt, last.attempt);
@@ -124,7 +128,8 @@ export class RunReader {
     try {
       const token = message.subject.slice(this.runPrefix.length);
       if (token === 'status') this.onStatus(message);
-      else this.onEvent(message, Number(token));
+      else if (ATTEMPT_TOKEN.test(token)) this.onEvent(message, Number(token));
+      // Any other subject of the run (its cancel, say) is not for readers: its end is in the status records.
     } catch (err) {
       this.end(err);
     }
@@ -193,6 +198,8 @@ export class RunReader {
       else if (record.attempt > this.attempt) this.end(new AttemptSupersededError(runId, this.attempt, record.attempt));
       return;
     }
+    // Attempt 0: the run was cancelled before any attempt started, and none will.
+    if (record.attempt === 0) return this.finished(record);
     if (this.attempt === undefined) return this.end(startGone(runId, record.attempt, layout.eventsStream));
     // Records of an attempt below the one followed are a superseded worker's: ignored.
     if (record.attempt === this.attempt) this.finished(record);
@@ -209,12 +216,7 @@ export class RunReader {
         ),
       );
     }
-    if (record.outcome === 'completed') return this.end();
-    this.end(
-      record.error
-        ? deserializeError(record.error, runId)
-        : new BrokerError(`run ${runId} failed without an error in its record`),
-    );
+    this.end(record.outcome === 'completed' ? undefined : failureOf(record));
   }
 
   private end(error?: unknown): void {
@@ -223,6 +225,13 @@ export class RunReader {
     if (error === undefined) this.subscriber.complete();
     else this.subscriber.error(error);
   }
+}
+
+/** The error a failed run's `finished` record carries. */
+function failureOf(record: FinishedRecord): EvoSciError {
+  return record.error
+    ? deserializeError(record.error, record.runId)
+    : new BrokerError(`run ${record.runId} failed without an error in its record`);
 }
 
 /** The error of a run read from its start whose attempt's `started` record the stream no longer holds. */

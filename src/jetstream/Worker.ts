@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Consumer, JsMsg } from '@nats-io/jetstream';
 import type { Subscriber } from 'rxjs';
 import { DEFAULTS } from './defaults.js';
+import { CancelWatch } from './CancelWatch.js';
 import { BrokerError, brokerError } from './errors.js';
 import { serverOf } from './layout.js';
 import { RunHeaders } from './records.js';
@@ -18,9 +19,9 @@ function runIdOf(msg: JsMsg): string | undefined {
 }
 
 /**
- * One subscription of `serveRuns`: pulls requests from the workers' consumer
- * while fewer than `concurrency` are being pulled or handled, and hands each
- * to its `RequestHandler`.
+ * One subscription of `serveRuns`: watches cancels, pulls requests from the
+ * workers' consumer while fewer than `concurrency` are being pulled or
+ * handled, and hands each to its `RequestHandler`.
  */
 export class Worker {
   private stopped = false;
@@ -29,18 +30,18 @@ export class Worker {
   private pulling = 0;
   private handling = 0;
   private readonly handler: RequestHandler;
+  private readonly cancels: CancelWatch;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly settings: WorkerSettings,
     private readonly subscriber: Subscriber<WorkerActivity>,
   ) {
-    this.handler = new RequestHandler(nc, settings, {
-      emit: (activity) => {
-        if (!this.stopped) subscriber.next(activity);
-      },
-      isStopped: () => this.stopped,
-    });
+    const emit = (activity: WorkerActivity) => {
+      if (!this.stopped) subscriber.next(activity);
+    };
+    this.cancels = new CancelWatch(nc, settings, emit);
+    this.handler = new RequestHandler(nc, settings, { emit, isStopped: () => this.stopped }, this.cancels);
   }
 
   start(): void {
@@ -52,9 +53,12 @@ export class Worker {
     this.stopped = true;
     this.release();
     this.handler.stopAll();
+    this.cancels.stop();
   }
 
   private async serve(): Promise<void> {
+    // Before any request is taken: a cancel stored from then on reaches the run that holds it.
+    await this.cancels.start();
     const consumer = await workersConsumer(this.nc, this.settings.layout, this.settings.ackWaitMs);
     while (!this.stopped) {
       if (this.handling + this.pulling >= this.settings.concurrency) {

@@ -35,7 +35,8 @@ export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions {
  * A new attempt never mixes into the one being followed: if the worker of
  * the followed attempt dies and the request is run again, the Observable
  * errors with `AttemptSupersededError`, and a new subscription follows the
- * new attempt from its start. A dead-lettered run errors with
+ * new attempt from its start. A run `cancelRun` ended errors with
+ * `CancelledError`, at once if it never started. A dead-lettered run errors with
  * `DeadLetterError`; a connection that closes, with `BrokerError`, and so
  * does a run whose attempt's start the stream's limits have removed.
  * Unsubscribing deletes the consumer from the server.

@@ -1,4 +1,5 @@
 // The `evosci-rx/jetstream` entry, for Node: runs across machines through NATS JetStream, as the same Observables.
+export { cancelRun, type CancelOutcome, type CancelResult, type CancelRunOptions } from './cancelRun.js';
 export { ensureStreams, streamConfigs, type EnsureStreamsOptions } from './ensureStreams.js';
 export { AttemptSupersededError, BrokerError, DeadLetterError } from './errors.js';
 export { fromJetStream, type FromJetStreamOptions } from './fromJetStream.js';
@@ -20,3 +21,4 @@ export type { PipeRun, WorkerActivity } from './workerTypes.js';
 export type { RequestHeaders } from './requestHeaders.js';
 export { RunRequest, submitRun, type SubmitRunOptions } from './submitRun.js';
 export { watchRuns, type WatchRunsOptions } from './watchRuns.js';
+export { jetStreamRunHub, type JetStreamRunHubOptions } from './jetStreamRunHub.js';

@@ -13,6 +13,8 @@ export interface LayoutOptions {
  * ```
  * EVOSCI_EVENTS   (limits, file)   evosci.run.<runId>.<attempt>   the events of one attempt, in order
  *                                  evosci.run.<runId>.status      started / finished / dead-letter records
+ *                                  evosci.run.<runId>.cancel      a cancel asked of the run (`cancelRun`)
+ *                                  evosci.run.<runId>.submitted   the run as a hub took it (`jetStreamRunHub`)
  * EVOSCI_REQUESTS (work queue)     evosci.requests                run requests, taken by the durable `evosci-workers`
  * ```
  */
@@ -29,10 +31,18 @@ export interface JetStreamLayout {
   attemptSubject(runId: string, attempt: number): string;
   /** The status records of a run. */
   statusSubject(runId: string): string;
-  /** Everything of one run: its status records and every attempt's events. */
+  /** Where `cancelRun` stores a cancel of a run; a submitter's only write besides requests. */
+  cancelSubject(runId: string): string;
+  /** Where `jetStreamRunHub` stores a run it took, before any worker has it. */
+  submittedSubject(runId: string): string;
+  /** Everything of one run: its status records, its cancel and every attempt's events. */
   runSubjects(runId: string): string;
   /** The status records of every run. */
   readonly allStatusSubjects: string;
+  /** The cancels of every run, which workers subscribe to. */
+  readonly allCancelSubjects: string;
+  /** The submitted records of every run. */
+  readonly allSubmittedSubjects: string;
 }
 
 const TOKEN = /^[A-Za-z0-9_-]+$/;
@@ -55,8 +65,12 @@ export function layoutOf(options: LayoutOptions = {}): JetStreamLayout {
     runsSubjects: `${prefix}.run.>`,
     attemptSubject: (runId, attempt) => `${prefix}.run.${runId}.${attempt}`,
     statusSubject: (runId) => `${prefix}.run.${runId}.status`,
+    cancelSubject: (runId) => `${prefix}.run.${runId}.cancel`,
+    submittedSubject: (runId) => `${prefix}.run.${runId}.submitted`,
     runSubjects: (runId) => `${prefix}.run.${runId}.>`,
     allStatusSubjects: `${prefix}.run.*.status`,
+    allCancelSubjects: `${prefix}.run.*.cancel`,
+    allSubmittedSubjects: `${prefix}.run.*.submitted`,
   };
 }
 

@@ -116,7 +116,10 @@ class Retry {
         cause: err,
       });
     }
-    const permanent = err instanceof JetStreamApiError || /payload|invalid/i.test(`${(err as Error)?.name} ${message}`);
+    // A permission the connection's user lacks will not come by retrying.
+    const permanent =
+      err instanceof JetStreamApiError ||
+      /payload|invalid|permissions violation/i.test(`${(err as Error)?.name} ${message}`);
     if (permanent || Date.now() + delay > this.deadline) {
       const why = permanent ? message : `no ack within ${this.timing.retryForMs} ms (${message})`;
       throw new BrokerError(`could not store ${target.msgID} on ${serverOf(nc)} in subject ${target.subject}: ${why}`, {

@@ -4,7 +4,7 @@ import type { EvoEvent, UnknownEvent } from '../events.js';
 import { AttemptWriter } from './AttemptWriter.js';
 import { DEFAULTS } from './defaults.js';
 import { checkAttempt, checkRunId, layoutOf, type LayoutOptions } from './layout.js';
-import type { FinishedRecord } from './records.js';
+import type { FinishedRecord, StartedRecord } from './records.js';
 
 /** Options of `publishTo`. */
 export interface PublishToOptions extends LayoutOptions {
@@ -38,6 +38,11 @@ export interface PublishToOptions extends LayoutOptions {
   readonly lastStatusSequence?: number;
   /** The stream sequence of the request this attempt runs, written in its `started` record (workers set it). */
   readonly requestSequence?: number;
+  /**
+   * Called once the `started` record is stored, with its stream sequence.
+   * Events wait behind it; a worker lets its CLI start only then.
+   */
+  readonly onStarted?: (record: StartedRecord, sequence: number) => void;
   /** Called once the `finished` record is stored: the attempt is then durable, whatever a consumer does. */
   readonly onFinished?: (record: FinishedRecord) => void;
 }
@@ -95,6 +100,7 @@ export function publishTo(
       ackTimeoutMs: options.ackTimeoutMs ?? DEFAULTS.ackTimeoutMs,
       retryForMs: options.retryForMs ?? DEFAULTS.retryForMs,
     },
+    onStarted: options.onStarted,
     onFinished: options.onFinished,
   };
   return <T extends EvoEvent | UnknownEvent>(source: Observable<T>) =>

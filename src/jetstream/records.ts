@@ -46,20 +46,31 @@ export const StartedRecord = t.intersection([
 ]);
 export type StartedRecord = t.TypeOf<typeof StartedRecord>;
 
-/** An attempt ended, after all its events were stored: the run completed, or failed with `error`. */
+/**
+ * An attempt ended, after all its events were stored: the run completed, or
+ * failed with `error`. A run that `cancelRun` ended fails with a
+ * `CancelledError` and says in `cancelled` what the cancel stopped: `running`,
+ * the attempt in progress (its CLI stopped); `queued`, a run no attempt was
+ * running (never started: then `attempt` and `startSequence` are 0; or
+ * waiting to run again after its worker died: then they are that attempt's).
+ */
 export const FinishedRecord = t.intersection([
   t.type({
     record: t.literal('finished'),
     runId: t.string,
     attempt: t.number,
     at: t.string,
-    /** How many events the attempt stored. */
+    /** How many events the attempt stored (at least: 0 for a run cancelled while queued). */
     events: t.number,
     /** The stream sequence of the attempt's `started` record. */
     startSequence: t.number,
     outcome: t.union([t.literal('completed'), t.literal('failed')]),
   }),
-  t.partial({ error: SerializedError, worker: t.string }),
+  t.partial({
+    error: SerializedError,
+    worker: t.string,
+    cancelled: t.union([t.literal('queued'), t.literal('running')]),
+  }),
 ]);
 export type FinishedRecord = t.TypeOf<typeof FinishedRecord>;
 

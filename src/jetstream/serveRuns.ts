@@ -64,6 +64,13 @@ export interface ServeRunsOptions extends LayoutOptions {
  * attempt superseded while it ran writes nothing more and is reported as
  * `superseded`.
  *
+ * Cancels (`cancelRun`) are watched from before the first request is taken,
+ * on `<prefix>.run.*.cancel`: a run this worker holds is stopped (its CLI
+ * only starts once its `started` record is stored and no cancel is) and
+ * recorded as failed with a `CancelledError`, its request acknowledged; a
+ * cancelled run that no attempt is running has its end recorded and its
+ * request acknowledged unrun (`cancelled`).
+ *
  * Emits what it does (`WorkerActivity`). A broker call that fails or times
  * out while a request is taken hands the request back (`retrying`), and one
  * that fails while a run is stored hands it back once the run ends

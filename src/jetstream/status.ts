@@ -1,4 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import { AttemptSupersededError } from './errors.js';
 import { clientsOf, type JetStreamLayout } from './layout.js';
 import { decodeRecord, type StatusRecord } from './records.js';
 
@@ -23,4 +24,24 @@ export async function readStatus(
 export async function requestPending(nc: NatsConnection, layout: JetStreamLayout, sequence: number): Promise<boolean> {
   const jsm = await clientsOf(nc).manager();
   return (await jsm.streams.getMessage(layout.requestsStream, { seq: sequence })) !== null;
+}
+
+/** Whether a cancel of the run is stored (see `cancelRun`): then no attempt of it may start. */
+export async function cancelRequested(nc: NatsConnection, layout: JetStreamLayout, runId: string): Promise<boolean> {
+  const jsm = await clientsOf(nc).manager();
+  return (await jsm.streams.getMessage(layout.eventsStream, { last_by_subj: layout.cancelSubject(runId) })) !== null;
+}
+
+/** The error of an attempt the run's status has moved past, if it has (or if its status cannot be read: none). */
+export async function supersedingError(
+  nc: NatsConnection,
+  layout: JetStreamLayout,
+  runId: string,
+  attempt: number,
+): Promise<AttemptSupersededError | undefined> {
+  const record = (await readStatus(nc, layout, runId).catch(() => undefined))?.record;
+  if (record === undefined) return undefined;
+  const latest = record.record === 'dead-letter' ? record.attempts : record.attempt;
+  if (record.record !== 'dead-letter' && latest <= attempt) return undefined;
+  return new AttemptSupersededError(runId, attempt, Math.max(latest, attempt + 1));
 }

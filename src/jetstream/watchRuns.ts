@@ -16,7 +16,8 @@ export interface WatchRunsOptions extends LayoutOptions {
 /**
  * Every run's status records as they are written, for dashboards: an attempt
  * `started` (with its worker and prompt), `finished` (completed, or failed
- * with its error), `dead-letter` (with the reason). Never completes;
+ * with its error; `cancelled` says what `cancelRun` stopped), `dead-letter`
+ * (with the reason). Never completes;
  * unsubscribing deletes its consumer. Errors with `BrokerError` if the
  * connection closes.
  *

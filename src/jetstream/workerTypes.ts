@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { EvoEvent } from '../events.js';
 import type { RunOptions } from '../process/run.js';
+import type { CancelPhase } from './cancelled.js';
 import type { RequestHeaders } from './requestHeaders.js';
 import type { JetStreamLayout } from './layout.js';
 import type { PublishToOptions } from './publishTo.js';
@@ -28,6 +29,17 @@ export type WorkerActivity =
       readonly runId: string;
       readonly attempt: number;
       readonly nextAttempt: number;
+    }
+  /**
+   * `cancelRun` ended the run: `running`, its attempt was stopped and recorded
+   * as failed with a `CancelledError`; `queued`, no attempt was running (its
+   * end recorded with attempt 0 for a run never started) and none will be.
+   */
+  | {
+      readonly type: 'cancelled';
+      readonly runId: string;
+      readonly attempt: number;
+      readonly phase: CancelPhase;
     }
   /** Delivered again after its run had already ended, or submitted again while it runs: acknowledged without running it. */
   | { readonly type: 'skipped'; readonly runId: string; readonly attempt: number; readonly reason: string }

@@ -43,14 +43,32 @@ export class ForgottenRunError extends RunHubError {
   }
 }
 
-/** `maxLive` runs are alive: a start is refused, never queued. */
+/** The hub is at its bound (`maxLive` runs alive, `maxQueued` waiting): a start is refused, never queued. */
 export class HubFullError extends RunHubError {
   static {
     this.prototype.name = 'HubFullError';
   }
 
-  constructor(readonly maxLive: number) {
-    super(`this hub runs at most ${maxLive} at once (maxLive): wait for one to end, or cancel one`, 429);
+  constructor(
+    readonly limit: number,
+    readonly option: 'maxLive' | 'maxQueued' = 'maxLive',
+  ) {
+    const what = option === 'maxLive' ? 'alive' : 'waiting for a worker';
+    super(`this hub takes at most ${limit} runs ${what} at once (${option}): wait for one to end, or cancel one`, 429);
+  }
+}
+
+/** The run's attempt was abandoned and another started (its worker was lost): read it again from its start. */
+export class RunRestartedError extends RunHubError {
+  static {
+    this.prototype.name = 'RunRestartedError';
+  }
+
+  constructor(
+    readonly id: string,
+    readonly attempt: number,
+  ) {
+    super(`run ${id} started again as attempt ${attempt} (its worker was lost): read it again from its start`, 409);
   }
 }
 

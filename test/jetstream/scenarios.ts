@@ -1,14 +1,31 @@
 // The fake CLI's scenarios the JetStream tests run, locally and through workers.
+import { join } from 'node:path';
 import type { RunOptions } from '../../src/process/run.js';
 import { fakeEvoSci, type FakeStep } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 
-export type Scenario = 'success' | 'crash' | 'error' | 'needs-input' | 'slow' | 'paced';
+export type Scenario = 'success' | 'crash' | 'error' | 'needs-input' | 'slow' | 'paced' | 'hang';
 export const SCENARIOS: readonly Scenario[] = ['success', 'crash', 'error', 'needs-input'];
 
-/** The fake CLI's steps for a scenario; `slow` paces a long run so that it can be interrupted. */
-export function scenarioSteps(scenario: Scenario): FakeStep[] {
+/** Where a `hang` run, whose tag is a directory, logs each start and writes its tool's pid. */
+export function hangFiles(dir: string): { readonly starts: string; readonly grandchild: string } {
+  return { starts: join(dir, 'starts.jsonl'), grandchild: join(dir, 'grandchild.pid') };
+}
+
+/**
+ * The fake CLI's steps for a scenario; `slow` paces a long run so that it can
+ * be interrupted; `hang` runs until stopped, with a tool of its own, and
+ * takes its tag as the directory of its `hangFiles`.
+ */
+export function scenarioSteps(scenario: Scenario, tag = 'untagged'): FakeStep[] {
   switch (scenario) {
+    case 'hang':
+      return [
+        { record: hangFiles(tag).starts, append: true },
+        { transcript: fixturePath('contract-example.jsonl'), count: 2 },
+        { grandchild: hangFiles(tag).grandchild },
+        { hang: true },
+      ];
     case 'success':
       return [{ transcript: fixturePath('contract-example.jsonl') }, { resumeHint: 'thread-ok' }];
     case 'crash':
@@ -36,5 +53,5 @@ export function scenarioSteps(scenario: Scenario): FakeStep[] {
 
 /** `run()` options for a scenario: the prompt carries `tag`, so that its processes can be found in /proc. */
 export function scenarioRun(scenario: Scenario, tag: string, extra: Partial<RunOptions> = {}): RunOptions {
-  return { prompt: `${scenario} [${tag}]`, killGraceMs: 300, ...fakeEvoSci(scenarioSteps(scenario)), ...extra };
+  return { prompt: `${scenario} [${tag}]`, killGraceMs: 300, ...fakeEvoSci(scenarioSteps(scenario, tag)), ...extra };
 }

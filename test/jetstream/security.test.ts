@@ -10,33 +10,13 @@ import { encodeRecord } from '../../src/jetstream/records.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 import { fixtureEvents, ownBroker, type OwnBroker, recordsUntilFinished } from './support.js';
+import { brokerUsers } from './users.js';
 
 const prefix = 'evosci';
 const layout = layoutOf({ prefix });
-const events = layout.eventsStream;
 
 /** The users of the README's "Security" section, for the default prefix. */
-const users = `
-authorization {
-  users = [
-    { user: submitter, password: submitter-secret, permissions: {
-        publish: { allow: [
-          "${layout.requestsSubject}",
-          "$JS.API.STREAM.MSG.GET.${events}",
-          "$JS.API.STREAM.INFO.${events}",
-          "$JS.API.CONSUMER.CREATE.${events}.>",
-          "$JS.API.CONSUMER.MSG.NEXT.${events}.>",
-          "$JS.API.CONSUMER.INFO.${events}.>",
-          "$JS.API.CONSUMER.DELETE.${events}.>"
-        ] },
-        subscribe: { allow: ["_INBOX.>"] }
-    } },
-    { user: worker, password: worker-secret, permissions: {
-        publish: { allow: ["${prefix}.run.>", "$JS.API.>", "$JS.ACK.${layout.requestsStream}.>"] },
-        subscribe: { allow: ["_INBOX.>"] }
-    } }
-  ]
-}`;
+const users = brokerUsers(prefix);
 
 describe('a broker with submitter and worker users', () => {
   let broker: OwnBroker;

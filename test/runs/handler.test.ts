@@ -151,7 +151,10 @@ describe('runsHandler', () => {
     served = await serve(dir, { maxLive: 1 });
     await start('slow');
     const refused = await call(served.url, 'POST', request('demo'));
-    expect(refused).toMatchObject({ status: 429, body: { error: expect.stringContaining('at most 1 at once') } });
+    expect(refused).toMatchObject({
+      status: 429,
+      body: { error: expect.stringContaining('at most 1 runs alive at once') },
+    });
     await served.close();
     served = await serve(dir, { keepFinished: 1 });
     const a = await start('demo');

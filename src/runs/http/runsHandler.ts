@@ -74,7 +74,6 @@ function fail(res: ServerResponse, err: unknown): void {
     const allow = err.status === 405 ? { allow: err.message.split(': ')[1] ?? '' } : undefined;
     return sendJson(res, err.status, { error: err.message }, allow);
   }
-  if (err instanceof TypeError) return sendJson(res, 400, { error: err.message });
   sendJson(res, 500, { error: 'the server failed to answer' });
 }
 

@@ -1,0 +1,246 @@
+import { createHash } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { catchError, defer, filter, from, map, mergeMap, throwError, type Observable } from 'rxjs';
+import type { DecodeIssue } from '../errors.js';
+import {
+  ForgottenRunError,
+  HubClosedError,
+  HubFullError,
+  IdempotencyKeyReusedError,
+  RunRequestError,
+  RunRestartedError,
+  UnknownRunError,
+} from '../runs/errors.js';
+import {
+  allowedFields,
+  checkIdempotencyKey,
+  checkStartRequest,
+  fingerprintOf,
+  type RequestField,
+} from '../runs/policy.js';
+import type { FollowOptions, RunHub, StartedRun, StartOptions } from '../runs/RunHub.js';
+import { newRunId, RUN_ID } from '../runs/runId.js';
+import type { IndexedEvent, RunStatus, StartRequest } from '../runs/wire.js';
+import { cancelRun } from './cancelRun.js';
+import { DEFAULTS } from './defaults.js';
+import { AttemptSupersededError, brokerError } from './errors.js';
+import { fromJetStream } from './fromJetStream.js';
+import { clientsOf, layoutOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
+import { positionOf } from './positions.js';
+import { readStatus } from './status.js';
+import { readSubmitted, storeSubmitted, type SubmittedRecord } from './submitted.js';
+import { submitRun } from './submitRun.js';
+import { runStatusOf } from './runStatusOf.js';
+
+/** Options of `jetStreamRunHub`. */
+export interface JetStreamRunHubOptions extends LayoutOptions {
+  /**
+   * The fields a request may set besides its prompt and resume, as the
+   * workers' `allowFromRequest` takes them: refused here (400) rather than
+   * dead-lettered there. Default none.
+   */
+  readonly allowFromRequest?: readonly RequestField[] | undefined;
+  /** Requests waiting in the work queue (or held by a worker), past which a start is refused. Default 1000. */
+  readonly maxQueued?: number | undefined;
+  /** Milliseconds `cancel` waits for a worker to record the run's end. Default 60 s. */
+  readonly cancelTimeoutMs?: number | undefined;
+  /** The most runs `list()` reports, the newest. Default 1000. */
+  readonly listLimit?: number | undefined;
+  /** A stored event that does not decode, as `fromJetStream` reports it. */
+  readonly onDiagnostic?: ((issue: DecodeIssue) => void) | undefined;
+}
+
+/**
+ * The run hub across hosts: runs are started by `serveRuns` workers
+ * wherever they are, and kept in the JetStream streams (`ensureStreams`),
+ * which are the one log every reader reads from its own place. `start`
+ * stores a `submitted` record (once per run id: a repeated idempotency key
+ * names the same run from any host) and queues the request; `follow` reads
+ * the stored run; `cancel` reaches the worker running it (`cancelRun`).
+ * The workers' `runOptions` decide how a run starts. `close` stops this
+ * hub taking starts; the runs go on in the fleet.
+ *
+ * ```ts
+ * const hub = jetStreamRunHub(nc, { prefix: 'evosci' });
+ * createServer(runsHandler(hub)).listen(8080);
+ * ```
+ */
+export function jetStreamRunHub(nc: NatsConnection, options: JetStreamRunHubOptions = {}): RunHub {
+  return new JetStreamRunHub(nc, options);
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  const n = value ?? fallback;
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`jetStreamRunHub: ${name} must be a whole number ≥ 1`);
+  return n;
+}
+
+/** The state of `jetStreamRunHub`: the layout and limits, and whether it still takes starts. */
+class JetStreamRunHub implements RunHub {
+  private readonly layout: JetStreamLayout;
+  private readonly allowed: readonly RequestField[];
+  private readonly maxQueued: number;
+  private readonly listLimit: number;
+  private readonly timing = { ackTimeoutMs: DEFAULTS.ackTimeoutMs, retryForMs: DEFAULTS.retryForMs };
+  private closed = false;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly options: JetStreamRunHubOptions,
+  ) {
+    this.layout = layoutOf(options);
+    this.allowed = allowedFields(options.allowFromRequest);
+    this.maxQueued = positive('maxQueued', options.maxQueued, 1000);
+    this.listLimit = positive('listLimit', options.listLimit, 1000);
+  }
+
+  async start(request: StartRequest, options: StartOptions = {}): Promise<StartedRun> {
+    if (this.closed) throw new HubClosedError();
+    const checked = checkStartRequest(request);
+    const key = options.idempotencyKey;
+    checkIdempotencyKey(key);
+    const refused = (['workdir', 'autoMode', 'timeoutMs'] as const).find(
+      (field) => checked[field] !== undefined && !this.allowed.includes(field),
+    );
+    if (refused) throw new RunRequestError(`this hub does not take "${refused}" from requests`);
+    const fingerprint = fingerprintOf(checked);
+    // A key names its run on every host: the same key is the same run id.
+    const id = key === undefined ? newRunId() : `k${createHash('sha256').update(key).digest('base64url')}`;
+    const submitted = this.submittedRecord(id, checked, fingerprint);
+    // A soft bound: starts at once on several hosts may each see room for one more.
+    if (key === undefined || !(await readSubmitted(this.nc, this.layout, id))) await this.checkQueue();
+    const taken = await storeSubmitted(this.nc, this.layout, submitted, this.timing).catch(
+      this.broker(`take run ${id}`),
+    );
+    if (!taken) return this.repeated(id, fingerprint, checked);
+    await this.queue(id, checked);
+    return { id, created: true };
+  }
+
+  follow(id: string, options: FollowOptions = {}): Observable<IndexedEvent> {
+    const after = options.after ?? -1;
+    return defer(() => {
+      if (!(Number.isSafeInteger(after) && after >= -1))
+        throw new TypeError(`follow: after must be the index of an event (≥ -1), got ${String(after)}`);
+      return from(this.status(id));
+    }).pipe(
+      mergeMap(() =>
+        fromJetStream(this.nc, id, {
+          prefix: this.layout.prefix,
+          keepUnknown: true,
+          onDiagnostic: this.options.onDiagnostic,
+        }),
+      ),
+      map((event) => ({ index: positionOf(event)!.sequence - 1, event })),
+      filter(({ index }) => index > after),
+      catchError((err: unknown) =>
+        throwError(() => (err instanceof AttemptSupersededError ? new RunRestartedError(id, err.nextAttempt) : err)),
+      ),
+    );
+  }
+
+  async status(id: string): Promise<RunStatus> {
+    if (!RUN_ID.test(id)) throw new UnknownRunError(id);
+    const [submitted, status] = await Promise.all([
+      readSubmitted(this.nc, this.layout, id),
+      readStatus(this.nc, this.layout, id),
+    ]).catch(this.broker(`read run ${id}`));
+    const last = status?.record;
+    if (!submitted && !last) throw (await this.anyRecord(id)) ? new ForgottenRunError(id) : new UnknownRunError(id);
+    const events = last?.record === 'started' ? await this.eventsSoFar(id, last.attempt) : 0;
+    return runStatusOf(id, submitted, last, events);
+  }
+
+  async list(): Promise<readonly RunStatus[]> {
+    const ids = await this.runIds();
+    const statuses = await Promise.all(ids.map((id) => this.status(id).catch(() => undefined)));
+    return statuses
+      .filter((s): s is RunStatus => s !== undefined)
+      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : 0))
+      .slice(-this.listLimit);
+  }
+
+  async cancel(id: string): Promise<RunStatus> {
+    await this.status(id);
+    await cancelRun(this.nc, id, { prefix: this.layout.prefix, timeoutMs: this.options.cancelTimeoutMs });
+    return this.status(id);
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.resolve();
+  }
+
+  private submittedRecord(id: string, request: StartRequest, fingerprint: string): SubmittedRecord {
+    return {
+      record: 'submitted',
+      runId: id,
+      at: new Date().toISOString(),
+      prompt: request.prompt,
+      fingerprint,
+      ...(request.resume !== undefined && { resume: request.resume }),
+      ...(request.metadata !== undefined && { metadata: request.metadata }),
+    };
+  }
+
+  /** A key used before: the same request is its run (queued again if it never reached the queue); another is refused. */
+  private async repeated(id: string, fingerprint: string, request: StartRequest): Promise<StartedRun> {
+    const [earlier, status] = await Promise.all([
+      readSubmitted(this.nc, this.layout, id),
+      readStatus(this.nc, this.layout, id),
+    ]).catch(this.broker(`read run ${id}`));
+    if (earlier?.fingerprint !== undefined && earlier.fingerprint !== fingerprint)
+      throw new IdempotencyKeyReusedError(id);
+    // A hub that stopped between taking the run and queueing it left it without a request: queue it again.
+    // A request queued twice runs once: the second is skipped by the worker that takes it.
+    if (status === undefined) await this.queue(id, request);
+    return { id, created: false };
+  }
+
+  /** Refuses a start past `maxQueued` requests in the work queue, before anything of it is stored. */
+  private async checkQueue(): Promise<void> {
+    const jsm = await clientsOf(this.nc).manager();
+    const info = await jsm.streams.info(this.layout.requestsStream).catch(this.broker('read the work queue'));
+    if (info.state.messages >= this.maxQueued) throw new HubFullError(this.maxQueued, 'maxQueued');
+  }
+
+  private async queue(id: string, request: StartRequest): Promise<void> {
+    const { prompt, resume, workdir, autoMode, timeoutMs, metadata } = request;
+    const fields = { resume, workdir, autoMode, timeoutMs, metadata };
+    const present = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+    await submitRun(this.nc, { runId: id, prompt, ...present }, { prefix: this.layout.prefix });
+  }
+
+  /** Events stored so far by the attempt in progress. */
+  private async eventsSoFar(id: string, attempt: number): Promise<number> {
+    const jsm = await clientsOf(this.nc).manager();
+    const subject = this.layout.attemptSubject(id, attempt);
+    const info = await jsm.streams.info(this.layout.eventsStream, { subjects_filter: subject }).catch(() => undefined);
+    return info?.state.subjects?.[subject] ?? 0;
+  }
+
+  /** Whether the stream still holds anything of the run (its records aged out, or were removed by its limits). */
+  private async anyRecord(id: string): Promise<boolean> {
+    const jsm = await clientsOf(this.nc).manager();
+    const filter = this.layout.runSubjects(id);
+    const info = await jsm.streams.info(this.layout.eventsStream, { subjects_filter: filter }).catch(() => undefined);
+    return Object.keys(info?.state.subjects ?? {}).length > 0;
+  }
+
+  /** The ids of the runs the stream holds, by their submitted and status subjects. */
+  private async runIds(): Promise<string[]> {
+    const jsm = await clientsOf(this.nc).manager();
+    const ids = new Set<string>();
+    for (const filter of [this.layout.allSubmittedSubjects, this.layout.allStatusSubjects]) {
+      const info = await jsm.streams.info(this.layout.eventsStream, { subjects_filter: filter });
+      for (const subject of Object.keys(info.state.subjects ?? {})) ids.add(subject.split('.').at(-2)!);
+    }
+    return [...ids];
+  }
+
+  private broker(what: string): (err: unknown) => never {
+    return (err: unknown) => {
+      throw brokerError(this.nc, `could not ${what}`, err);
+    };
+  }
+}
