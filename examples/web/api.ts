@@ -1,5 +1,9 @@
-// The dashboard server's HTTP API, as both the server and the page see it.
+// The dashboard's vocabulary, as both the server and the page see it: its
+// scenarios, and what its runs carry in the hub's `metadata`. The API itself
+// is the runs handler's (`POST /runs` → `{id}`, `GET /runs[/:id]` →
+// `RunStatus`, `DELETE /runs/:id`, `GET /runs/:id/events`).
 // Types and constants only: no Node built-ins, no DOM.
+import type { RunStatus } from 'evosci-rx/events';
 
 /** Fake-CLI replays the server can start without EvoSci installed. */
 export const SCENARIOS = {
@@ -14,46 +18,55 @@ export function isScenario(value: unknown): value is Scenario {
   return typeof value === 'string' && Object.hasOwn(SCENARIOS, value);
 }
 
-/** `POST /runs`: a scenario of the fake CLI, or a prompt for EvoSci (the demo replay when EvoSci is not configured). */
-export interface StartRequest {
+/** The prompt each recorded run was given: what the page sends when no prompt is typed. */
+export const SCENARIO_PROMPTS: Readonly<Record<Scenario, string>> = {
+  demo: 'Survey recent work on sparse attention and write notes.md',
+  'needs-input': 'Train a baseline image classifier on the data in /data',
+  slow: 'Survey recent work on sparse attention and write notes.md',
+  'sub-agent-approvals': 'Clean the cache of both data shards',
+};
+
+/** The fastest replay the server takes: `metadata.speed` is a number in (0, MAX_SPEED]. */
+export const MAX_SPEED = 100;
+
+/**
+ * A dashboard run's `metadata` (strings, as the hub keeps them): the fake
+ * CLI's scenario, none for EvoSci itself, and the replay speed (`"2"` plays
+ * twice as fast; default `"1"`). The server records what it ran: a prompt
+ * run without EvoSci installed says `scenario: "demo"`, and a reply carries
+ * the metadata of the run whose thread it resumes.
+ */
+export interface RunMetadata {
   readonly scenario?: Scenario;
-  readonly prompt?: string;
-  /** Replay speed of a fake run; 2 plays twice as fast. */
-  readonly speed?: number;
-  /**
-   * A thread id a run of this dashboard reported (`RunInfo.threadId`): the
-   * prompt goes to that thread as a new message (`--resume`), the way
-   * `converse()` takes its next turn, with the same CLI as the run it follows.
-   */
-  readonly resume?: string;
+  readonly speed?: string;
 }
 
-/** What a thread id looks like: EvoSci's 8-character prefix of a uuid, a fake's name; never an option. */
-export const THREAD_ID = /^[A-Za-z0-9][\w-]{0,63}$/;
-
-/** Where a run is, on the server. */
-export type RunState = 'running' | 'completed' | 'failed' | 'cancelled';
-
-/** `GET /runs/:id`, and the answer to `POST /runs` and `DELETE /runs/:id`. */
-export interface RunInfo {
-  readonly id: string;
+/**
+ * `POST /runs` as the page sends it: a prompt, and its scenario and speed; a
+ * reply also names the thread a run of this dashboard reported
+ * (`RunStatus.threadId`), which it resumes as a new message, the way
+ * `converse()` takes its next turn.
+ */
+export interface StartRequest {
   readonly prompt: string;
-  /** The fake CLI's scenario, or `undefined` for EvoSci itself. */
-  readonly scenario: Scenario | undefined;
-  /** The CLI's process id; `undefined` if it never started. */
-  readonly pid: number | undefined;
-  readonly state: RunState;
-  /** Whether the process has exited (it may outlive `done` while EvoSci saves its memory). */
-  readonly exited: boolean;
-  readonly exitCode: number | undefined;
-  readonly signal: string | undefined;
-  /** The run's error (`ExitError`, `SpawnError`, …), which its JSONL does not carry. */
-  readonly error: string | undefined;
-  /** The thread id from the resume hint the run printed as it exited: what a reply resumes. */
-  readonly threadId: string | undefined;
-  /** The thread this run resumed, for a reply. */
-  readonly resumed: string | undefined;
-  /** Events so far. */
-  readonly events: number;
-  readonly startedAt: number;
+  readonly resume?: string;
+  readonly metadata?: RunMetadata;
+}
+
+/** The scenario a run replays; `undefined` for EvoSci itself. */
+export function scenarioOf(status: RunStatus): Scenario | undefined {
+  const scenario = status.metadata?.['scenario'];
+  return isScenario(scenario) ? scenario : undefined;
+}
+
+/** The metadata a reply carries: that of the run whose thread it resumes. */
+export function metadataOf(status: RunStatus): RunMetadata {
+  const scenario = scenarioOf(status);
+  const speed = status.metadata?.['speed'];
+  return { ...(scenario !== undefined && { scenario }), ...(speed !== undefined && { speed }) };
+}
+
+/** Whether the run has ended, one way or another. */
+export function hasEnded(status: RunStatus): boolean {
+  return status.state !== 'queued' && status.state !== 'running';
 }

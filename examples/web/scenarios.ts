@@ -3,14 +3,6 @@ import type { FakeStep } from 'evosci-rx/testing';
 import { livePacing, transcript } from '../evosciCommand.js';
 import type { Scenario } from './api.js';
 
-/** The prompt each recorded run was given. */
-export const SCENARIO_PROMPTS: Readonly<Record<Scenario, string>> = {
-  demo: 'Survey recent work on sparse attention and write notes.md',
-  'needs-input': 'Train a baseline image classifier on the data in /data',
-  slow: 'Survey recent work on sparse attention and write notes.md',
-  'sub-agent-approvals': 'Clean the cache of both data shards',
-};
-
 /** A reply in a scenario's thread (`--resume`): the agent takes it as a new request and works on. */
 function resumed(thread: string, pacing: ReturnType<typeof livePacing>): FakeStep {
   return {

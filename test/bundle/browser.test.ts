@@ -39,8 +39,9 @@ describe('the web dashboard page', () => {
   it('bundles for the browser from the package entries, with no Node built-in', async () => {
     const { bundleForBrowser } = await import('../../examples/web/bundle.js');
     const script = await bundleForBrowser(`${root}examples/web/page/main.ts`);
-    // The library itself is in it: the decoder and an operator.
-    expect(script).toMatch(/JsonlDecoder = class/);
+    // The library itself is in it: the run follower, the event decoder it uses, and an operator.
+    expect(script).toMatch(/function followRun/);
+    expect(script).toMatch(/function decodeLine/);
     expect(script).toMatch(/function pairToolCalls/);
   });
 });

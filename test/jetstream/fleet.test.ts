@@ -69,7 +69,8 @@ describe('runs through workers on JetStream', () => {
       error: () => undefined,
     });
 
-    workers.push(...[0, 1, 2].map(() => startWorker(BROKER, prefix, { concurrency: 2 })));
+    // No worker here dies: the default ack wait keeps a worker slowed by a loaded machine from being thought dead.
+    workers.push(...[0, 1, 2].map(() => startWorker(BROKER, prefix, { concurrency: 2, ackWaitMs: 10_000 })));
     await Promise.all(workers.map((w) => w.ready));
 
     const runs = await Promise.all(

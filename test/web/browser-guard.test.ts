@@ -13,10 +13,11 @@ import { startRun } from './page.js';
 
 /** A page of another origin that tries to start a run on `target` every way a page can, and says when it is done. */
 function hostilePage(target: string): string {
-  const body = JSON.stringify({ scenario: 'slow' });
+  // A start the dashboard would take from its own page.
+  const body = JSON.stringify({ prompt: 'x', metadata: { scenario: 'slow' } });
   return `<!doctype html><title>elsewhere</title>
 <form id="f" method="POST" action="${target}runs" enctype="text/plain" target="sink">
-  <input name='{"scenario":"slow","x":"' value='"}'></form>
+  <input name='{"metadata":{"scenario":"slow"},"prompt":"' value='x"}'></form>
 <iframe name="sink" id="sink"></iframe>
 <script>
   const tries = [
@@ -62,7 +63,7 @@ describe.skipIf(!hasChromium)("the dashboard's guard in Chromium", () => {
       // The JSON fetch needs a preflight the dashboard never grants; the read is refused by the same-origin rule.
       expect(results[1]).toMatch(/^refused/);
       expect(results[2]).toMatch(/^refused/);
-      expect(dashboard.runs.list()).toEqual([]);
+      expect(await dashboard.hub.list()).toEqual([]);
     } finally {
       hostile.server.close();
       await dashboard.close();
@@ -82,7 +83,7 @@ describe.skipIf(!hasChromium)("the dashboard's guard in Chromium", () => {
         .poll(() => card.getByTestId('outcome').textContent(), { timeout: 30_000, interval: 100 })
         .toBe('needs-input');
     } finally {
-      const pids = dashboard.runs.list().flatMap((r) => (r.pid === undefined ? [] : [r.pid]));
+      const pids = [...dashboard.processes.values()];
       await dashboard.close();
       expect(pids.filter(isAlive)).toEqual([]);
     }

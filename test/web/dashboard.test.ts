@@ -8,15 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { lastValueFrom } from 'rxjs';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromJsonl } from '../../src/index.js';
+import { fromJsonl, type RunStatus } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
-import type { RunInfo } from '../../examples/web/api.js';
 import { startDashboardServer, type DashboardServer } from '../../examples/web/server.js';
 import { scenarioSteps } from '../../examples/web/scenarios.js';
 import { transcript } from '../../examples/evosciCommand.js';
 import { CHROMIUM, hasChromium, launchChromium, type Chromium } from '../support/chromium.js';
 import { startRun, waitForState } from './page.js';
-import { gone, isAlive } from '../support/processes.js';
+import { isAlive } from '../support/processes.js';
 
 const SCREENSHOTS = fileURLToPath(new URL('./.screenshots/', import.meta.url));
 const STATUSES = ['succeeded', 'failed', 'unfinished'] as const;
@@ -114,8 +113,8 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
       .split('\n')
       .map((line) => (JSON.parse(line) as { argv: string[] }).argv);
 
-  const info = async (id: string): Promise<RunInfo> =>
-    (await fetch(`${server.url}runs/${id}`)).json() as Promise<RunInfo>;
+  const info = async (id: string): Promise<RunStatus> =>
+    (await fetch(`${server.url}runs/${id}`)).json() as Promise<RunStatus>;
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true });
@@ -129,7 +128,7 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
   }, 60_000);
 
   afterAll(async () => {
-    const pids = server ? server.runs.list().flatMap((r) => (r.pid === undefined ? [] : [r.pid])) : [];
+    const pids = server ? [...server.processes.values()] : [];
     await browser?.close();
     await server?.close();
     // No run's process outlives the server.
@@ -145,12 +144,12 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
 
   it('shows tool calls while the run streams, and at its end the numbers of summarize() in Node', async () => {
     const expected = await expectedSummary('demo-run.jsonl');
-    const { card, run } = await startRun(page, 'demo', 2);
+    const { card, id } = await startRun(page, 'demo', 2);
 
     // While it streams: rows are there, the run is still going, no summary yet.
     await card.getByTestId('tool-row').first().waitFor({ timeout: 15_000 });
     const rowsWhileStreaming = await card.getByTestId('tool-row').count();
-    expect((await info(run.id)).state).toBe('running');
+    expect((await info(id)).state).toBe('running');
     expect(await card.getByTestId('run-state').textContent()).toBe('running');
     expect(await card.getByTestId('summary').isHidden()).toBe(true);
     await page.screenshot({ path: `${SCREENSHOTS}dashboard-streaming.png`, fullPage: true });
@@ -172,7 +171,7 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
   }, 60_000);
 
   it('sends a reply from the page as the next turn of the thread: a run with --resume', async () => {
-    const { card, run } = await startRun(page, 'needs-input', 4);
+    const { card, id } = await startRun(page, 'needs-input', 4);
     await waitForState(card, 'needs-input');
     // The box shows once the process has exited and printed its thread.
     const box = card.getByTestId('reply');
@@ -185,14 +184,22 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
       box.getByTestId('reply-send').click(),
     ]);
     expect(response.status()).toBe(201);
-    const next = (await response.json()) as RunInfo;
-    expect(next).toMatchObject({ resumed: 'demo-5b21e0', prompt: answer, scenario: 'needs-input' });
-    expect((await info(run.id)).threadId).toBe('demo-5b21e0');
+    const next = (await response.json()) as { id: string };
+    // The reply runs as the run whose thread it resumes: its scenario, its speed.
+    expect(await info(next.id)).toMatchObject({
+      resumed: 'demo-5b21e0',
+      prompt: answer,
+      metadata: { scenario: 'needs-input', speed: '4' },
+    });
+    expect((await info(id)).threadId).toBe('demo-5b21e0');
 
     const nextCard = page.locator(`[data-testid="run"][data-run-id="${next.id}"]`);
     await waitForState(nextCard, 'completed');
     expect(await nextCard.getByTestId('run-state').textContent()).toBe('completed');
-    expect(argvs()).toContainEqual(expect.arrayContaining(['--resume=demo-5b21e0', `--prompt=${answer}`]));
+    // Auto mode is the server's choice for the scenario, never the request's.
+    expect(argvs()).toContainEqual(
+      expect.arrayContaining(['--resume=demo-5b21e0', `--prompt=${answer}`, '--no-auto-mode']),
+    );
     expect(pageErrors).toEqual([]);
   }, 60_000);
 
@@ -214,22 +221,22 @@ describe.skipIf(!hasChromium)('the web dashboard in Chromium', () => {
   }, 60_000);
 
   it('stops the run on the server when Cancel is clicked: its process is gone', async () => {
-    const { card, run } = await startRun(page, 'slow', 2);
+    const { card, id } = await startRun(page, 'slow', 2);
     await card.getByTestId('tool-row').first().waitFor({ timeout: 15_000 });
-    const { pid, state } = await info(run.id);
-    expect(state).toBe('running');
+    expect((await info(id)).state).toBe('running');
+    const pid = server.processes.get(id);
     expect(pid).toBeTypeOf('number');
     expect(isAlive(pid!)).toBe(true);
 
     // The server answers the page's DELETE once the process has exited.
     const [response] = await Promise.all([
-      page.waitForResponse((r) => r.request().method() === 'DELETE' && new URL(r.url()).pathname === `/runs/${run.id}`),
+      page.waitForResponse((r) => r.request().method() === 'DELETE' && new URL(r.url()).pathname === `/runs/${id}`),
       card.getByTestId('cancel').click(),
     ]);
-    expect(await response.json()).toMatchObject({ state: 'cancelled', exited: true });
-    expect(await gone(pid!)).toBe(true);
+    expect(await response.json()).toMatchObject({ state: 'cancelled', error: { name: 'CancelledError' } });
+    expect(isAlive(pid!)).toBe(false);
     await waitForState(card, 'cancelled');
-    expect(await info(run.id)).toMatchObject({ state: 'cancelled', exited: true });
+    expect(await info(id)).toMatchObject({ state: 'cancelled' });
     expect(await card.getByTestId('cancel').isDisabled()).toBe(true);
     // The stream ended without `done`.
     await card.getByTestId('outcome').waitFor();

@@ -3,9 +3,9 @@
 // starts get, and the token a server beyond loopback asks for.
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunInfo } from '../../examples/web/api.js';
+import { lastValueFrom } from 'rxjs';
 import { startDashboardServer, type DashboardServer } from '../../examples/web/server.js';
-import { eventually, isAlive } from '../support/processes.js';
+import { isAlive } from '../support/processes.js';
 
 interface Answer {
   status: number;
@@ -28,10 +28,10 @@ function send(url: string, method: string, headers: Record<string, string> = {},
 }
 
 const JSON_TYPE = { 'content-type': 'application/json' };
-const SLOW = JSON.stringify({ scenario: 'slow', speed: 10 });
+const SLOW = JSON.stringify({ prompt: 'x', metadata: { scenario: 'slow', speed: '10' } });
 
 async function closeAndCheck(server: DashboardServer): Promise<void> {
-  const pids = server.runs.list().flatMap((r) => (r.pid === undefined ? [] : [r.pid]));
+  const pids = [...server.processes.values()];
   await server.close();
   expect(pids.filter(isAlive)).toEqual([]);
 }
@@ -60,10 +60,10 @@ describe('the dashboard on loopback', () => {
     expect(form.status).toBe(415);
     expect((await send(runs, 'POST', { ...JSON_TYPE, origin: 'null' }, SLOW)).status).toBe(403);
     // A reply is a start like any other.
-    const reply = JSON.stringify({ resume: 'demo-5b21e0', prompt: 'go on' });
+    const reply = JSON.stringify({ resume: 'demo-5b21e0', prompt: 'go on', metadata: { scenario: 'needs-input' } });
     expect((await send(runs, 'POST', { ...JSON_TYPE, origin: 'http://evil.example' }, reply)).status).toBe(403);
     expect((await send(runs, 'POST', { 'content-type': 'text/plain' }, reply)).status).toBe(415);
-    expect(server.runs.list()).toEqual([]);
+    expect(await server.hub.list()).toEqual([]);
   });
 
   it('refuses a foreign Host, to reads as to writes', async () => {
@@ -73,7 +73,7 @@ describe('the dashboard on loopback', () => {
       expect((await send(runs, 'POST', { host, ...JSON_TYPE }, SLOW)).status, host).toBe(403);
     }
     expect((await send(`${server.url}runs/x`, 'DELETE', { host: `evil.example:${port}` })).status).toBe(403);
-    expect(server.runs.list()).toEqual([]);
+    expect(await server.hub.list()).toEqual([]);
   });
 
   it('answers its own page: its address or localhost, with its own Origin', async () => {
@@ -93,31 +93,33 @@ describe('the dashboard on loopback', () => {
     const refused = answers.filter((a) => a.status === 429);
     expect(started).toHaveLength(4);
     expect(refused).toHaveLength(46);
-    expect(JSON.parse(refused[0]!.body)).toEqual({ error: expect.stringMatching(/^4 runs are going/) });
-    // Once one is cancelled and its process gone, a start is taken again.
-    const first = JSON.parse(started[0]!.body) as RunInfo;
+    expect(JSON.parse(refused[0]!.body)).toEqual({ error: expect.stringMatching(/\b4\b/) });
+    expect(await server.hub.list()).toHaveLength(4);
+    // Once one is cancelled (DELETE answers once its process is gone), a start is taken again.
+    const first = JSON.parse(started[0]!.body) as { id: string };
     expect((await send(`${server.url}runs/${first.id}`, 'DELETE')).status).toBe(200);
     expect((await send(runs, 'POST', JSON_TYPE, SLOW)).status).toBe(201);
-    await server.runs.close();
+    expect((await send(runs, 'POST', JSON_TYPE, SLOW)).status).toBe(429);
   }, 60_000);
 });
 
 describe('the dashboard forgets finished runs', () => {
-  it('by count, and by the bytes their lines hold', async () => {
+  it('by count, and by the bytes their events hold; a forgotten run is 410', async () => {
     const byCount = await startDashboardServer({ keepFinished: 2 });
     const byBytes = await startDashboardServer({ keepBytes: 1 });
     try {
       for (const server of [byCount, byBytes]) {
         const ids: string[] = [];
         for (let i = 0; i < 3; i++) {
-          const run = server.runs.start({ scenario: 'needs-input', speed: 50 });
-          ids.push(run.id);
-          await run.exited;
-          expect(await eventually(() => run.settled)).toBe(true);
+          const { id } = await server.hub.start({ prompt: 'x', metadata: { scenario: 'needs-input', speed: '50' } });
+          ids.push(id);
+          // Read to its end: the follow completes once the run has.
+          await lastValueFrom(server.hub.follow(id));
         }
+        // A run is forgotten once its process is gone too, which a finished run's status does not say: wait for it.
         const kept = server === byCount ? ids.slice(1) : [];
-        expect(server.runs.list().map((r) => r.id)).toEqual(kept);
-        expect((await send(`${server.url}runs/${ids[0]}`, 'GET')).status).toBe(404);
+        await expect.poll(async () => (await server.hub.list()).map((r) => r.id), { timeout: 30_000 }).toEqual(kept);
+        expect((await send(`${server.url}runs/${ids[0]}`, 'GET')).status).toBe(410);
       }
     } finally {
       await closeAndCheck(byCount);

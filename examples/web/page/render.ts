@@ -1,5 +1,5 @@
 // One run's card in plain DOM: each action updates the few nodes it changes.
-import type { DecodeIssue } from 'evosci-rx/events';
+import type { DecodeIssue, RunStatus } from 'evosci-rx/events';
 import {
   briefArgs,
   countToolCalls,
@@ -12,7 +12,7 @@ import {
   type UsageTotals,
   type ViewAction,
 } from 'evosci-rx/operators';
-import type { RunInfo } from '../api.js';
+import { hasEnded, scenarioOf } from '../api.js';
 import { ReplyBox } from './reply.js';
 
 const number = new Intl.NumberFormat('en-US');
@@ -205,17 +205,22 @@ export function renderSummary(summary: RunSummary): HTMLElement {
 const RESUME_NOTE =
   'A run that resumes this thread sends its prompt as a new message; the paused call itself gets no answer.';
 
-/** Which run this is: its id, its CLI, and the thread it replies in. */
-function meta(info: RunInfo): string {
-  const cli = info.scenario ? `fake CLI: ${info.scenario}` : 'EvoSci';
-  return `${info.id} · ${cli}${info.resumed === undefined ? '' : ` · reply in thread ${info.resumed}`}`;
+/** Which run this is: its id, its CLI (from the metadata the server recorded), and the thread it replies in. */
+function meta(status: RunStatus): string {
+  const scenario = scenarioOf(status);
+  const cli = scenario ? `fake CLI: ${scenario}` : 'EvoSci';
+  return `${status.id} · ${cli}${status.resumed === undefined ? '' : ` · reply in thread ${status.resumed}`}`;
+}
+
+/** A run's error as a line: its class and message (stderr stays on the server). */
+function errorLine(status: RunStatus): string | undefined {
+  return status.error && `${status.error.name}: ${status.error.message}`;
 }
 
 /** A run on the dashboard: its state, tool calls, sub-agent tree, text, usage and, at the end, its summary. */
 export class RunCard {
   readonly element: HTMLElement;
   private readonly state = h('span', { class: 'state running', 'data-testid': 'run-state' }, 'running');
-  private readonly pid = h('span', { class: 'pid', 'data-testid': 'run-pid' });
   private readonly cancelButton = h(
     'button',
     { type: 'button', 'data-testid': 'cancel' },
@@ -234,18 +239,17 @@ export class RunCard {
   private readonly notes = h('ul', { class: 'errors', 'data-testid': 'notes' });
   private readonly reply: ReplyBox;
   private runError: string | undefined;
-  private exited = false;
-  private latest: RunInfo;
+  private latest: RunStatus;
   private outcome: RunOutcome | undefined;
 
-  /** `onReply` sends a reply in the run's thread and says whether the next run started. */
+  /** `onReply` sends a reply in the thread of `origin` (this run) and says whether the next run started. */
   constructor(
-    info: RunInfo,
+    status: RunStatus,
     onCancel: (card: RunCard) => void,
-    onReply: (thread: string, text: string) => Promise<boolean>,
+    onReply: (origin: RunStatus, thread: string, text: string) => Promise<boolean>,
   ) {
-    this.latest = info;
-    this.reply = new ReplyBox(onReply);
+    this.latest = status;
+    this.reply = new ReplyBox((thread, text) => onReply(this.latest, thread, text));
     this.cancelButton.addEventListener('click', () => {
       this.cancelButton.disabled = true;
       onCancel(this);
@@ -253,13 +257,12 @@ export class RunCard {
     const section = (title: string, ...children: Child[]) => h('section', {}, h('h3', {}, title), ...children);
     this.element = h(
       'article',
-      { class: 'run', 'data-testid': 'run', 'data-run-id': info.id },
+      { class: 'run', 'data-testid': 'run', 'data-run-id': status.id },
       h(
         'header',
         {},
-        h('h2', {}, info.prompt),
-        h('span', { class: 'meta' }, meta(info)),
-        this.pid,
+        h('h2', {}, status.prompt),
+        h('span', { class: 'meta' }, meta(status)),
         this.state,
         this.cancelButton,
       ),
@@ -287,7 +290,7 @@ export class RunCard {
         ),
       ),
     );
-    this.setInfo(info);
+    this.setStatus(status);
   }
 
   get id(): string {
@@ -331,24 +334,24 @@ export class RunCard {
         this.outcome = action.summary.outcome;
         this.tools.ended();
         this.tree.dataset['empty'] = 'no sub-agents';
-        return this.setInfo(this.latest);
+        return this.setStatus(this.latest);
     }
   }
 
-  /** The server's view of the run: its process and how it ended. */
-  setInfo(info: RunInfo): void {
-    this.latest = info;
+  /** The server's view of the run: where it is, how it ended, the thread it reported. */
+  setStatus(status: RunStatus): void {
+    // Answers can cross: a run seen ended stays so.
+    if (hasEnded(this.latest) && !hasEnded(status)) return;
+    this.latest = status;
     // A run that ended by itself wears its outcome: one that stopped to ask is not "completed".
-    const badge = info.state === 'completed' && this.outcome !== undefined ? this.outcome : info.state;
+    const badge = status.state === 'completed' && this.outcome !== undefined ? this.outcome : status.state;
     this.state.textContent = badge;
     this.state.className = `state ${badge}`;
-    // Answers can cross: once the process is known to have exited, it stays so.
-    this.exited ||= info.exited;
-    this.pid.textContent = info.pid === undefined ? '' : `pid ${info.pid}${this.exited ? ' (exited)' : ''}`;
-    this.cancelButton.disabled = info.state !== 'running';
-    if (info.error !== undefined && info.error !== this.runError) this.note(info.error);
-    this.runError = info.error;
-    if (info.threadId !== undefined && info.state !== 'running') this.reply.open(info.threadId, this.outcome);
+    this.cancelButton.disabled = hasEnded(status);
+    const error = errorLine(status);
+    if (error !== undefined && error !== this.runError) this.note(error);
+    this.runError = error;
+    if (status.threadId !== undefined && hasEnded(status)) this.reply.open(status.threadId, this.outcome);
   }
 
   diagnostic(issue: DecodeIssue): void {

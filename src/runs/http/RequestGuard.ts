@@ -30,7 +30,8 @@ export interface GuardOptions {
 /** `host[:port]` as `Host` and `Origin` carry it; a name with anything else in it (`user@`, a path) is not one. */
 const AUTHORITY = /^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)(?::(\d{1,5}))?$/;
 const TOKEN = /^[\w-]{16,}$/;
-const COOKIE = 'evosci-rx-token';
+/** The token's cookie, per port: two servers on one host keep theirs apart. */
+const cookieName = (port: number | undefined) => `evosci-rx-token-${port ?? 0}`;
 
 export function isLoopback(address: string): boolean {
   return address === 'localhost' || address === '::1' || /^(::ffff:)?127\./.test(address);
@@ -85,9 +86,10 @@ export class RequestGuard {
       if (isLoopback(req.socket.localAddress ?? '')) return undefined;
       throw new RunHubError('this server takes requests beyond loopback only with a token', 401);
     }
+    const cookie = cookieName(req.socket.localPort);
     const inUrl = url.searchParams.get('token');
-    if (inUrl !== null && this.matches(inUrl)) return `${COOKIE}=${this.token}; Path=/; HttpOnly; SameSite=Strict`;
-    if (this.matches(this.presented(req))) return undefined;
+    if (inUrl !== null && this.matches(inUrl)) return `${cookie}=${this.token}; Path=/; HttpOnly; SameSite=Strict`;
+    if (this.matches(this.presented(req, cookie))) return undefined;
     throw new RunHubError('this server needs its token: Authorization: Bearer <token>', 401);
   }
 
@@ -101,12 +103,12 @@ export class RequestGuard {
     return this.origins.has(origin) || origin === `http://${host}` || origin === `https://${host}`;
   }
 
-  private presented(req: IncomingMessage): string | undefined {
+  private presented(req: IncomingMessage, cookie: string): string | undefined {
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (bearer) return bearer[1];
     for (const pair of (req.headers.cookie ?? '').split(';')) {
       const [name, value] = pair.trim().split('=', 2);
-      if (name === COOKIE) return value;
+      if (name === cookie) return value;
     }
     return undefined;
   }
