@@ -42,7 +42,7 @@ const provider = new BasicTracerProvider({
 });
 
 const summary = await lastValueFrom(
-  run({ prompt, command: cli.command, env: cli.env }).pipe(traceRun({ tracerProvider: provider, prompt }), summarize()),
+  run({ prompt, command: cli.command, env: cli.env }).pipe(traceRun({ tracerProvider: provider }), summarize()),
 );
 await provider.forceFlush(); // exports what is still buffered
 

@@ -13,7 +13,13 @@ import type {
   UnknownEvent,
 } from '../src/events.js';
 import { DelegationTracker, type Delegation } from './DelegationTracker.js';
-import type { InvocationSummary, PanelDispatchSummary, RunOutcome, RunSummary } from './summarize.js';
+import type {
+  DelegationSummary,
+  InvocationSummary,
+  PanelDispatchSummary,
+  RunOutcome,
+  RunSummary,
+} from './summarize.js';
 import type { UsageTotals } from './sumUsage.js';
 import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
 
@@ -183,20 +189,12 @@ export class RunTally {
     this.finish();
     return {
       outcome: this.outcome(),
-      response: this.done,
+      // Left out, not `undefined`, when the stream ended without `done`.
+      ...(this.done !== undefined && { response: this.done }),
       text: this.joinedText(),
       usage: this.usage,
       invocations: [...this.invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
-      delegations: this.delegations.map((d) => ({
-        key: d.key,
-        instanceId: d.instanceId,
-        name: d.name,
-        subagentType: d.subagentType,
-        description: d.description,
-        taskCallId: d.taskCallId,
-        events: d.events,
-        ended: d.ended,
-      })),
+      delegations: this.delegations.map(delegationSummary),
       panelDispatches: [...this.panels.values()],
       errors: this.errors,
       interrupts: this.interrupts,
@@ -350,20 +348,47 @@ export class RunTally {
   }
 }
 
-/** A closed invocation as a `RunSummary` keeps it: its final state, the result only when it failed. */
+/** An object whose keys are added one at a time: only those with a value. */
+type Draft<T> = { -readonly [K in keyof T]?: T[K] };
+
+/**
+ * A closed invocation as a `RunSummary` keeps it: its final state, the
+ * result only when it failed. Fields it does not have are left out, not set
+ * to `undefined`, so that a summary equals the object a test writes; one
+ * literal per kind of scope, as the tracker makes its snapshots (one per call).
+ */
 export function invocationSummary(i: ToolInvocation): InvocationSummary {
-  return {
-    key: i.key,
-    id: i.id,
-    name: i.name,
-    args: i.args,
-    subagent: i.subagent,
-    instanceId: i.instanceId,
-    status: i.status,
-    error: i.status === 'failed' ? i.result : undefined,
-    startedAt: i.startedAt,
-    endedAt: i.endedAt,
-  };
+  const { key, id, name, args, subagent, instanceId, status, startedAt, endedAt } = i;
+  // A closed invocation has ended; the check only keeps the types whole.
+  if (endedAt === undefined) return withError({ key, id, name, args, ...scopeFieldsOf(i), status, startedAt }, i);
+  if (subagent === undefined) return withError({ key, id, name, args, status, startedAt, endedAt }, i);
+  if (instanceId === undefined) return withError({ key, id, name, args, subagent, status, startedAt, endedAt }, i);
+  return withError({ key, id, name, args, subagent, instanceId, status, startedAt, endedAt }, i);
+}
+
+/** A failed invocation's summary says what went wrong: the result's content. */
+function withError(summary: Draft<InvocationSummary>, i: ToolInvocation): InvocationSummary {
+  if (i.status === 'failed' && i.result !== undefined) summary.error = i.result;
+  return summary as InvocationSummary;
+}
+
+/** The sub-agent fields an invocation has, for the summary that cannot be one literal. */
+function scopeFieldsOf({ subagent, instanceId }: ToolInvocation): Pick<InvocationSummary, 'subagent' | 'instanceId'> {
+  if (subagent === undefined) return {};
+  return instanceId === undefined ? { subagent } : { subagent, instanceId };
+}
+
+/** A delegation as a `RunSummary` keeps it, without the ids and type the stream did not give. */
+function delegationSummary(d: Delegation): DelegationSummary {
+  const summary: Draft<DelegationSummary> = { key: d.key };
+  if (d.instanceId !== undefined) summary.instanceId = d.instanceId;
+  summary.name = d.name;
+  if (d.subagentType !== undefined) summary.subagentType = d.subagentType;
+  summary.description = d.description;
+  if (d.taskCallId !== undefined) summary.taskCallId = d.taskCallId;
+  summary.events = d.events;
+  summary.ended = d.ended;
+  return summary as DelegationSummary;
 }
 
 /** The rule of `RunOutcome`: an `error` event fails a run, no `done` leaves it incomplete, a question nothing went past needs input. */

@@ -265,7 +265,7 @@ export class ToolCallTracker {
       this.open.set(key, updated);
       return updated;
     }
-    const opened = invocation(key, event.id, event.name, event.args, scope, 'running', event, this.now());
+    const opened = openedBy(key, event, scope, this.now());
     this.open.set(key, opened);
     return opened;
   }
@@ -304,9 +304,17 @@ export class ToolCallTracker {
       // A result whose call this stream never showed (it was made before a `--resume`): an invocation of its own.
       const key = id === '' ? keyOf(MAIN, ++this.anonymous) : keyOf(scope, id);
       this.closed.add(key);
-      const orphan = {
-        ...invocation(key, id, event.name, {}, scope, status, undefined, endedAt),
-        ...resultOf(event),
+      const orphan: ToolInvocation = {
+        key,
+        id,
+        name: event.name,
+        args: {},
+        ...scopeFields(scope),
+        status,
+        startedAt: endedAt,
+        result: event.content,
+        success: event.success,
+        resultEvent: event,
         endedAt,
       };
       if (id !== '') this.keepOrphan(key, orphan);
@@ -314,7 +322,7 @@ export class ToolCallTracker {
     }
     this.open.delete(open.key);
     this.closed.add(open.key);
-    return { ...open, status, ...resultOf(event), endedAt };
+    return closedBy(open, event, status, endedAt);
   }
 }
 
@@ -324,34 +332,61 @@ const REMEMBERED_REQUESTS = 1024;
 /** How many orphan results are remembered, oldest forgotten first. */
 const REMEMBERED_ORPHANS = 1024;
 
-function resultOf(event: Result): Pick<ToolInvocation, 'result' | 'success' | 'resultEvent'> {
-  return { result: event.content, success: event.success, resultEvent: event };
+/** The fields of a sub-agent's scope, for the rare snapshots built by spreading. */
+function scopeFields(scope: Scope): Pick<ToolInvocation, 'subagent' | 'instanceId'> {
+  const { subagent, instanceId } = scope;
+  if (subagent === undefined) return {};
+  return instanceId === undefined ? { subagent } : { subagent, instanceId };
 }
 
-/** Every invocation starts here, with one property order, so that all snapshots share one object shape. */
-function invocation(
-  key: string,
-  id: string,
-  name: string,
-  args: Readonly<Record<string, unknown>>,
-  scope: Scope,
+/*
+ * Snapshots leave out the fields they have no value for, rather than set them
+ * to `undefined`, so that one equals, in a test's `deepStrictEqual`, the
+ * object the test writes. Each is one object literal per kind of scope, not
+ * built key by key nor spread and extended: every call and result makes one,
+ * and a literal is what V8 allocates fastest, in few shapes.
+ */
+
+/** The first snapshot of a call. */
+function openedBy(key: string, callEvent: Call, scope: Scope, startedAt: number): ToolInvocation {
+  const { id, name, args } = callEvent;
+  const status = 'running';
+  const { subagent, instanceId } = scope;
+  if (subagent === undefined) return { key, id, name, args, status, callEvent, startedAt };
+  if (instanceId === undefined) return { key, id, name, args, subagent, status, callEvent, startedAt };
+  return { key, id, name, args, subagent, instanceId, status, callEvent, startedAt };
+}
+
+/** The snapshot of an open call whose result has come. */
+function closedBy(
+  open: ToolInvocation,
+  resultEvent: Result,
   status: ToolInvocation['status'],
-  callEvent: Call | undefined,
-  startedAt: number,
+  endedAt: number,
 ): ToolInvocation {
+  const { key, id, name, args, subagent, instanceId, callEvent, startedAt } = open;
+  const { content: result, success } = resultEvent;
+  // Every open invocation came from a call; the spread only keeps the types whole.
+  if (callEvent === undefined) return { ...open, status, result, success, resultEvent, endedAt };
+  if (subagent === undefined) {
+    return { key, id, name, args, status, callEvent, startedAt, result, success, resultEvent, endedAt };
+  }
+  if (instanceId === undefined) {
+    return { key, id, name, args, subagent, status, callEvent, startedAt, result, success, resultEvent, endedAt };
+  }
   return {
     key,
     id,
     name,
     args,
-    subagent: scope.subagent,
-    instanceId: scope.instanceId,
+    subagent,
+    instanceId,
     status,
-    result: undefined,
-    success: undefined,
     callEvent,
-    resultEvent: undefined,
     startedAt,
-    endedAt: undefined,
+    result,
+    success,
+    resultEvent,
+    endedAt,
   };
 }

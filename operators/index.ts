@@ -14,3 +14,4 @@ export {
 export { sumUsage, type UsageTotals } from './sumUsage.js';
 export { briefArgs, countToolCalls, isToolCall, jsonPreview, type ToolCallCounts } from './toolCalls.js';
 export { viewActions, type PanelDispatchEvent, type ViewAction } from './viewActions.js';
+export { plainViewAction, type PlainSubagentRun, type PlainViewAction } from './plainViewAction.js';

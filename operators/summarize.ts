@@ -10,7 +10,6 @@ import {
   type SchedulerLike,
 } from 'rxjs';
 import type { AskUserEvent, EvoEvent, InterruptEvent, UnknownEvent } from '../src/events.js';
-import type { Delegation } from './DelegationTracker.js';
 import { Followed, type TallyFollower } from './Followed.js';
 import { RunTally } from './RunTally.js';
 import type { UsageTotals } from './sumUsage.js';
@@ -29,15 +28,24 @@ export type InvocationSummary = Pick<
 };
 
 /** One delegation in a `RunSummary`. */
-export type DelegationSummary = Pick<
-  Delegation,
-  'key' | 'instanceId' | 'name' | 'subagentType' | 'description' | 'taskCallId'
-> & {
+export interface DelegationSummary {
+  /** Its `instance_id`; else the id of the `task` call that started it; else `subagent#n`. */
+  readonly key: string;
+  /** The producer's id of this delegation (0.2.x); absent in streams without one. */
+  readonly instanceId?: string;
+  /** Its latest name. */
+  readonly name: string;
+  /** The `subagent_type` of its `task` call, when the stream shows it. */
+  readonly subagentType?: string;
+  /** What it was asked to do: its `subagent_start`'s description, else its `task` call's. */
+  readonly description: string;
+  /** The `task` call's id, when one was seen. */
+  readonly taskCallId?: string;
   /** Its `subagent_*` events. */
   readonly events: number;
   /** Whether its `subagent_end` arrived before the stream ended. */
   readonly ended: boolean;
-};
+}
 
 /** A sub-agent task started from code (`panel_dispatch_*` events), in a `RunSummary`. */
 export interface PanelDispatchSummary {
@@ -68,10 +76,10 @@ export type RunOutcome = 'completed' | 'needs-input' | 'failed' | 'incomplete';
 export interface RunSummary {
   readonly outcome: RunOutcome;
   /**
-   * `done.response`, or `undefined` when the stream ended without `done`: the
+   * `done.response`, absent when the stream ended without `done`: the
    * main agent's text of the whole run, not a separate final answer.
    */
-  readonly response: string | undefined;
+  readonly response?: string;
   /** The concatenated main-agent `text` deltas. */
   readonly text: string;
   /** The main agent's tokens: sub-agents spend tokens that no event reports. */

@@ -84,7 +84,9 @@ function delegationActions(delegation: SubagentRun, interrupts$: Observable<Inte
  * library's operators side by side over the shared event stream (`connect`).
  * Main-agent `task` calls are left out of the tools: they are the
  * delegations, each with its own tools. Apply them to a state of your own (the
- * terminal viewer's `ViewModel`, a web page's DOM).
+ * terminal viewer's `ViewModel`, a web page's DOM). An action's `delegation`
+ * is live (its `events$`, fields that follow the run); for a store that takes
+ * only plain data (Redux, NgRx), `map(plainViewAction)` after it.
  *
  * ```ts
  * run$.pipe(viewActions()).subscribe((action) => card.apply(action));

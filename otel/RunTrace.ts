@@ -1,12 +1,4 @@
-import {
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Context,
-  type Span,
-  type Tracer,
-} from '@opentelemetry/api';
+import { SpanKind, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import type {
   EvoEvent,
   PanelDispatchCompleteEvent,
@@ -17,26 +9,10 @@ import type {
 import type { Delegation } from '../operators/DelegationTracker.js';
 import { RunTally, type TallyListener } from '../operators/RunTally.js';
 import type { ToolInvocation } from '../operators/ToolCallTracker.js';
-import type { ContentPolicy } from './content.js';
 import { AttributeName, ErrorType, Operation } from './conventions.js';
-import type { RunMetrics } from './RunMetrics.js';
-
-/** What one trace needs, resolved from `TraceRunOptions` at subscription. */
-export interface TraceSettings {
-  readonly tracer: Tracer;
-  /** The context the run's span nests under. */
-  readonly parent: Context;
-  readonly metrics: RunMetrics | undefined;
-  readonly content: ContentPolicy;
-  readonly agentName: string;
-  /** Attributes the run's span starts with (provider, conversation, prompt). */
-  readonly rootAttributes: Attributes;
-  /** Milliseconds since the epoch. */
-  readonly now: () => number;
-}
-
-/** An error message on a span status: enough to recognise it, never a whole stderr. */
-const MAX_STATUS_MESSAGE = 1024;
+import { markError } from './failure.js';
+import { endRunSpan, type RunEnding } from './runEnd.js';
+import type { TraceSettings } from './TraceSettings.js';
 
 /** An open tool call's span, and when it started on the trace's clock. */
 interface ToolSpan {
@@ -101,30 +77,28 @@ export class RunTrace implements TallyListener {
 
   /** The source completed. */
   complete(): void {
-    this.end(undefined);
+    this.end({ how: 'completed' });
   }
 
   /** The source errored: the run's span takes the error's class and message. */
   fail(error: unknown): void {
-    this.end(error === undefined ? new Error('the run failed') : error);
+    this.end({ how: 'failed', error: error === undefined ? new Error('the run failed') : error });
   }
 
-  /** Teardown: a run unsubscribed before it ended is `incomplete`. Does nothing after `complete` or `fail`. */
+  /** Teardown: a run unsubscribed before its `done` is `incomplete` and `cancelled`. Nothing after `complete` or `fail`. */
   close(): void {
-    this.end(undefined);
+    this.end({ how: 'unsubscribed' });
   }
 
-  private end(cause: unknown): void {
+  private end(ending: RunEnding): void {
     if (this.ended) return;
     this.ended = true;
-    let error = cause;
     let thrown: { readonly error: unknown } | undefined;
     try {
       this.tally.finish();
     } catch (err) {
       // Closing what was open made a span and the tracer threw: the run's span still ends, with that error, then it goes on.
       thrown = { error: err };
-      error ??= err;
     }
     const now = this.settings.now();
     for (const span of this.panels.values()) {
@@ -132,47 +106,9 @@ export class RunTrace implements TallyListener {
       span.end(now);
     }
     this.panels.clear();
-    const { inputTokens, outputTokens } = this.tally.usage;
-    const outcome = error === undefined ? this.tally.outcome() : 'failed';
-    this.root.setAttributes({
-      [AttributeName.inputTokens]: inputTokens,
-      [AttributeName.outputTokens]: outputTokens,
-      [AttributeName.outcome]: outcome,
-    });
-    const response = this.tally.response;
-    if (this.settings.content.on && response !== undefined)
-      this.root.setAttribute(AttributeName.outputMessages, this.settings.content.message('assistant', response));
-    const errorType = this.markFailure(error);
-    this.root.end(now);
-    this.settings.metrics?.usage(this.settings.agentName, inputTokens, outputTokens);
-    this.settings.metrics?.operation(now - this.startedAt, {
-      [AttributeName.operationName]: Operation.invokeAgent,
-      [AttributeName.agentName]: this.settings.agentName,
-      ...(errorType === undefined ? {} : { [AttributeName.errorType]: errorType }),
-    });
+    const how: RunEnding = thrown && ending.how !== 'failed' ? { how: 'failed', error: thrown.error } : ending;
+    endRunSpan(this.root, this.settings, this.tally, how, this.startedAt, now);
     if (thrown) throw thrown.error;
-  }
-
-  /** Sets the run's error status, if it failed; returns its `error.type`. */
-  private markFailure(error: unknown): string | undefined {
-    if (error !== undefined) {
-      const type = error instanceof Error ? error.name : typeof error;
-      // Never serialised: a value that is not an Error may be anything, circular included.
-      const message =
-        error instanceof Error ? error.message : typeof error === 'string' ? error : `a ${typeof error} was thrown`;
-      if (error instanceof Error) this.root.recordException(error);
-      this.markError(this.root, type, message);
-      return type;
-    }
-    const first = this.tally.firstError;
-    if (first === undefined) return undefined;
-    this.markError(this.root, ErrorType.agent, first);
-    return ErrorType.agent;
-  }
-
-  private markError(span: Span, type: string, message: string): void {
-    span.setAttribute(AttributeName.errorType, type);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: message.slice(0, MAX_STATUS_MESSAGE) });
   }
 
   private startSpan(name: string, parent: Span | undefined, attributes: Attributes, startTime: number): Span {
@@ -223,11 +159,7 @@ export class RunTrace implements TallyListener {
     span.setAttribute(AttributeName.toolStatus, status);
     const content = this.settings.content;
     if (status === 'failed')
-      this.markError(
-        span,
-        ErrorType.tool,
-        content.on && result !== undefined ? content.text(result) : 'the tool failed',
-      );
+      markError(span, ErrorType.tool, content.on && result !== undefined ? content.text(result) : 'the tool failed');
     else if (status === 'succeeded' && content.on && result !== undefined)
       span.setAttribute(AttributeName.toolCallResult, content.text(result));
     const endedAt = this.settings.now();
@@ -294,7 +226,7 @@ export class RunTrace implements TallyListener {
     span.setAttribute(AttributeName.panelDurationMs, event.duration_ms);
     if (event.type === 'panel_dispatch_error') {
       span.setAttribute(AttributeName.panelStatus, 'failed');
-      this.markError(span, ErrorType.panel, event.error);
+      markError(span, ErrorType.panel, event.error);
     } else span.setAttribute(AttributeName.panelStatus, 'completed');
     span.end(now);
   }

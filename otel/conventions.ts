@@ -46,6 +46,12 @@ export const ErrorType = {
   panel: 'panel_dispatch_error',
   /** The stream carried an `error` event. */
   agent: 'agent_error',
+  /**
+   * The run was unsubscribed before its `done` (`take(5)`, a closed page): it
+   * ended without its result, which the conventions count as failed, as gRPC's
+   * CANCELLED is a client's error.
+   */
+  cancelled: 'cancelled',
 } as const;
 
 export const Metric = {

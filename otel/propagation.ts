@@ -1,7 +1,8 @@
 import { context as contexts, propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
 import type { Observable } from 'rxjs';
 import type { EvoEvent } from '../src/events.js';
-import type { PipeRun, RequestHeaders } from '../src/jetstream/index.js';
+// Not the jetstream entry: its declarations name the NATS client's types, which an app tracing runs may not have.
+import type { PipeRun, RequestHeaders } from '../src/jetstream/pipeRun.js';
 import { traceRun, type TraceRunOptions } from './traceRun.js';
 
 /**

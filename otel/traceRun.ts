@@ -12,10 +12,13 @@ import {
 import type { OperatorFunction } from 'rxjs';
 import { Followed } from '../operators/Followed.js';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import { runOptionsOf, type RunIdentity } from '../src/process/runOptionsOf.js';
 import { ContentPolicy, type CaptureContent } from './content.js';
 import { AttributeName } from './conventions.js';
 import { RunMetrics } from './RunMetrics.js';
-import { RunTrace, type TraceSettings } from './RunTrace.js';
+import { RunTrace } from './RunTrace.js';
+import type { TraceSettings } from './TraceSettings.js';
+import { VERSION } from './version.js';
 
 /** Options of `traceRun`. */
 export interface TraceRunOptions {
@@ -31,9 +34,9 @@ export interface TraceRunOptions {
   readonly agentName?: string;
   /** `gen_ai.provider.name` (`anthropic`, `openai`, …): the stream does not say which provider the CLI uses. */
   readonly providerName?: string;
-  /** `gen_ai.conversation.id`: the thread id, when the run resumes one. */
+  /** `gen_ai.conversation.id`: the thread id, when the run resumes one. Default: `resume` of the `run()` traced. */
   readonly conversationId?: string;
-  /** The run's prompt, recorded as `gen_ai.input.messages` when `captureContent` is on. */
+  /** The run's prompt, recorded as `gen_ai.input.messages` when `captureContent` is on. Default: `prompt` of the `run()` traced. */
   readonly prompt?: string;
   /** Record prompts, arguments and results on spans (off by default; `true` cuts each to 4096 characters). */
   readonly captureContent?: CaptureContent;
@@ -41,7 +44,7 @@ export interface TraceRunOptions {
   readonly clock?: () => number;
 }
 
-/** The instrumentation scope of the spans and histograms. */
+/** The instrumentation scope of the spans and histograms: the package, at its version. */
 const SCOPE = 'evosci-rx';
 
 const origin = performance.timeOrigin;
@@ -60,16 +63,21 @@ const monotonicNow = (): number => origin + performance.now();
  * Spans end with their calls. When the source completes, calls still open end
  * `awaiting-input` (the run stopped to ask about them) or `unfinished`; when
  * it errors, the run's span takes error status with the error's class and
- * message; when it is unsubscribed, the run is `incomplete`. Content is not
- * recorded unless `captureContent` says so. Each subscription is one trace.
+ * its one-line message (the stderr lines too when content is captured); when
+ * it is unsubscribed before `done`, the run is `incomplete` with error status
+ * and `error.type` `cancelled`. Content is not recorded unless
+ * `captureContent` says so. Each subscription is one trace.
  * A run whose span is not recorded (no SDK registered, or sampled out), with
  * no SDK meter either, is passed through untouched: it costs nothing.
  * Pairing and grouping are `summarize()`'s: followed directly by
  * `summarize()`, the trace listens to the summary's tally, and each event is
  * taken once for both; anywhere else, it keeps a tally of its own.
  *
+ * Right after `run()`, it takes that run's `prompt` and `resume` (as
+ * `gen_ai.conversation.id`) from it; the options given here win.
+ *
  * ```ts
- * run({ prompt }).pipe(traceRun({ prompt, providerName: 'anthropic' }), summarize());
+ * run({ prompt, resume }).pipe(traceRun({ providerName: 'anthropic' }), summarize());
  * ```
  *
  * ```
@@ -83,23 +91,27 @@ const monotonicNow = (): number => origin + performance.now();
  */
 export function traceRun<T extends EvoEvent | UnknownEvent>(options: TraceRunOptions = {}): OperatorFunction<T, T> {
   const content = new ContentPolicy(options.captureContent);
-  return (source) =>
-    new Followed(source, (tally) => {
-      const run = new RunTrace(settingsOf(options, content), tally);
+  return (source) => {
+    // Only the Observable `run()` returned: after another operator, its events may no longer be that run's alone.
+    const carried = runOptionsOf(source);
+    return new Followed(source, (tally) => {
+      const run = new RunTrace(settingsOf(options, carried, content), tally);
       // No span recorded (no SDK, or sampled out) and no histogram kept: nothing to follow.
       return run.recording ? run : undefined;
     });
+  };
 }
 
-function settingsOf(options: TraceRunOptions, content: ContentPolicy): TraceSettings {
-  const tracer = options.tracer ?? (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
-  const meter = options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+function settingsOf(options: TraceRunOptions, carried: RunIdentity | undefined, content: ContentPolicy): TraceSettings {
+  const tracer = options.tracer ?? (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE, VERSION);
+  const meter = options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE, VERSION);
   const common: Attributes =
     options.providerName === undefined ? {} : { [AttributeName.providerName]: options.providerName };
   const rootAttributes: Attributes = { ...common };
-  if (options.conversationId !== undefined) rootAttributes[AttributeName.conversationId] = options.conversationId;
-  if (content.on && options.prompt !== undefined)
-    rootAttributes[AttributeName.inputMessages] = content.message('user', options.prompt);
+  const conversationId = options.conversationId ?? carried?.resume;
+  if (conversationId !== undefined) rootAttributes[AttributeName.conversationId] = conversationId;
+  const prompt = options.prompt ?? carried?.prompt;
+  if (content.on && prompt !== undefined) rootAttributes[AttributeName.inputMessages] = content.message('user', prompt);
   return {
     tracer,
     parent: options.context ?? contexts.active(),

@@ -8,6 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const script = JSON.parse(process.env.EVOSCI_FAKE ?? '{"steps": []}');
 
+/** The type of the last transcript line written: EvoSci exits 0 after a `done`, 1 after an exception (no `done`). */
+let lastType;
+
 function write(stream, data) {
   if (stream.write(data)) return Promise.resolve();
   return new Promise((resolve, reject) => {
@@ -72,6 +75,8 @@ const steps = {
         : lines[i];
       await write(process.stdout, line);
     }
+    const last = Math.min(limit, lines.length) - 1;
+    if (last >= from) lastType = /^\{"type": ?"([^"]*)"/.exec(lines[last])?.[1];
   },
   async lines(step) {
     await steps.transcript(step);
@@ -162,6 +167,10 @@ for (let i = 0; i < plan.length; i++) {
   }
   if ('exit' in step) {
     process.exitCode = step.exit;
+    break;
+  }
+  if ('exitAsEvoSci' in step) {
+    process.exitCode = lastType === 'done' ? 0 : 1;
     break;
   }
   const name = Object.keys(step).find((key) => key in steps);

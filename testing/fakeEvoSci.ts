@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * One step of the fake CLI's script, run in order. A script ends when its
- * steps run out (exit status 0) or at an `exit` step.
+ * steps run out (exit status 0) or at an `exit` or `exitAsEvoSci` step.
  */
 export type FakeStep =
   /**
@@ -57,7 +57,9 @@ export type FakeStep =
   | { readonly hang: true }
   /** Write `{ pid, argv, cwd, stdin: 'eof' | 'open', env }` as JSON to this file; with `append`, as one more line of it. */
   | { readonly record: string; readonly append?: boolean }
-  | { readonly exit: number };
+  | { readonly exit: number }
+  /** Exit as EvoSci does after what the transcripts wrote: 0 after a `done` line, 1 without (an exception). */
+  | { readonly exitAsEvoSci: true };
 
 interface Pacing {
   readonly from?: number;

@@ -1,4 +1,3 @@
-import { isLeft } from 'fp-ts/lib/Either.js';
 import type * as t from 'io-ts';
 import { DecodeIssue } from '../errors.js';
 import { eventCodecs, type EvoEvent, type EvoEventType, type UnknownEvent, unknownEvent } from '../events.js';
@@ -71,10 +70,12 @@ export function decodeLineInFull(
 /** The issue of a known type with the wrong shape, each failing field named. */
 function wrongShape(text: string, line: number, type: string, value: unknown): DecodeIssue {
   const result = eventCodecs[type as EvoEventType].decode(value);
+  // The tag, not fp-ts's `isLeft`: this module is in browser bundles, and a deep import names fp-ts's CommonJS build
+  // (`fp-ts/lib`, all Node can load), where io-ts, imported by its bare name, brings bundlers fp-ts's ES modules.
   return new DecodeIssue(
     line,
     text,
-    `${type}: ${isLeft(result) ? formatValidationErrors(result.left) : 'wrong shape'}`,
+    `${type}: ${result._tag === 'Left' ? formatValidationErrors(result.left) : 'wrong shape'}`,
   );
 }
 

@@ -1,12 +1,7 @@
 import type { MsgHdrs } from '@nats-io/transport-node';
+import type { RequestHeaders } from './pipeRun.js';
 
-/**
- * Headers an app adds to a run request, such as W3C trace context
- * (`traceparent`, `tracestate`). They cross the broker, so both ends check
- * them: a name of letters, digits and dashes, not one the broker or this
- * library uses (`Nats-…`, `EvoSci-…`), and a short value on one line.
- */
-export type RequestHeaders = Readonly<Record<string, string>>;
+export type { RequestHeaders } from './pipeRun.js';
 
 const NAME = /^[A-Za-z0-9-]{1,64}$/;
 const RESERVED = /^(nats|evosci)-/i;

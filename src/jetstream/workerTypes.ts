@@ -1,8 +1,6 @@
-import type { Observable } from 'rxjs';
-import type { EvoEvent } from '../events.js';
 import type { RunOptions } from '../process/run.js';
 import type { CancelPhase } from './cancelled.js';
-import type { RequestHeaders } from './requestHeaders.js';
+import type { PipeRun } from './pipeRun.js';
 import type { JetStreamLayout } from './layout.js';
 import type { PublishToOptions } from './publishTo.js';
 import type { PublishTiming } from './publishStored.js';
@@ -45,11 +43,7 @@ export type WorkerActivity =
   | { readonly type: 'skipped'; readonly runId: string; readonly attempt: number; readonly reason: string }
   | { readonly type: 'dead-lettered'; readonly runId: string | undefined; readonly reason: string };
 
-/** A run's events as a worker publishes them, wrapped by the app with what its request carried. */
-export type PipeRun = (
-  events$: Observable<EvoEvent>,
-  request: { readonly runId: string; readonly attempt: number; readonly headers: RequestHeaders },
-) => Observable<EvoEvent>;
+export type { PipeRun } from './pipeRun.js';
 
 /** The options of `serveRuns`, checked and with their defaults. */
 export interface WorkerSettings {

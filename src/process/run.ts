@@ -1,9 +1,11 @@
-import { Observable } from 'rxjs';
+import { isObservable, Observable } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../events.js';
 import { CliProcess } from './CliProcess.js';
 import { systemClock } from './clock.js';
 import { resolveOptions, type RunOptions } from './options.js';
+import { carryRunOptions } from './runOptionsOf.js';
 import { RunSession, type RunEnvironment } from './RunSession.js';
+import { runStandIns, type RunStandIn } from './standIn.js';
 
 export type { ExitInfo, RunOptions } from './options.js';
 
@@ -32,6 +34,9 @@ export const systemEnvironment: RunEnvironment = {
  * printed. Processes left in the group when the CLI exits are killed, and so
  * are all runs' groups if Node itself exits.
  *
+ * Inside `withFakeRuns` (`evosci-rx/testing`), a test's stand-in answers
+ * instead: marble events, or a fake CLI.
+ *
  * ```ts
  * run({ prompt: 'Summarize attention into notes.md', workdir: '/tmp/task' })
  *   .pipe(ofType('text'))
@@ -41,11 +46,30 @@ export const systemEnvironment: RunEnvironment = {
 export function run(options: RunOptions & { keepUnknown: true }): Observable<EvoEvent | UnknownEvent>;
 export function run(options: RunOptions): Observable<EvoEvent>;
 export function run(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
-  return runIn(systemEnvironment, options);
+  const standIn = runStandIns.getStore();
+  return standIn === undefined ? runIn(systemEnvironment, options) : runStandIn(standIn, options);
+}
+
+/**
+ * `run()` inside `withFakeRuns` (evosci-rx/testing): its options checked as
+ * always, then the stand-in's events, or the process it names. The stand-in
+ * is called outside its own scope, so that one that calls `run()` starts a
+ * real process rather than itself.
+ */
+function runStandIn(standIn: RunStandIn, options: RunOptions): Observable<EvoEvent | UnknownEvent> {
+  resolveOptions(options);
+  const instead = runStandIns.exit(() => standIn(options));
+  return isObservable(instead) ? instead : runIn(systemEnvironment, instead);
 }
 
 /** `run()` with the process and the clock given: virtual ones test the lifecycle in virtual time. */
 export function runIn(environment: RunEnvironment, options: RunOptions): Observable<EvoEvent | UnknownEvent> {
   const resolved = resolveOptions(options);
-  return new Observable((subscriber) => new RunSession(subscriber, options, resolved, environment).start());
+  // Its prompt and thread go with it, for `traceRun()`: a trace of it is not told them a second time.
+  return carryRunOptions(
+    new Observable<EvoEvent | UnknownEvent>((subscriber) =>
+      new RunSession(subscriber, options, resolved, environment).start(),
+    ),
+    options,
+  );
 }

@@ -96,17 +96,14 @@ export class HandTally {
   }
 
   call(key: string, id: string, name: string, args: Readonly<Record<string, unknown>>, sub?: string, inst?: string) {
-    this.invocations.set(key, {
+    // A field without a value is left out, as `summarize()` leaves it.
+    const startedAt = this.now();
+    this.invocations.set(
       key,
-      id,
-      name,
-      args,
-      subagent: sub,
-      instanceId: inst,
-      status: 'running',
-      startedAt: this.now(),
-      endedAt: undefined,
-    });
+      sub === undefined
+        ? { key, id, name, args, status: 'running', startedAt }
+        : { key, id, name, args, subagent: sub, instanceId: inst!, status: 'running', startedAt },
+    );
     if (name === 'task' && sub === undefined)
       this.tasks.set(id, { subagentType: text(args['subagent_type']), description: text(args['description']) });
   }
@@ -114,22 +111,23 @@ export class HandTally {
   result(key: string, success: boolean, content: string): void {
     const invocation = this.invocations.get(key)!;
     invocation.status = success ? 'succeeded' : 'failed';
-    invocation.error = success ? undefined : content;
+    if (!success) invocation.error = content;
     invocation.endedAt = this.now();
   }
 
   start(instance: string, name: string, description: string, taskCallId: string): void {
     const task = this.tasks.get(taskCallId);
-    this.delegations.set(instance, {
+    const delegation: Mutable<DelegationSummary> = {
       key: instance,
       instanceId: instance,
       name,
-      subagentType: task?.subagentType,
       description: description !== '' ? description : (task?.description ?? ''),
       taskCallId,
       events: 0,
       ended: false,
-    });
+    };
+    if (task?.subagentType !== undefined) delegation.subagentType = task.subagentType;
+    this.delegations.set(instance, delegation);
   }
 
   panel(event: EvoEvent): void {
@@ -165,7 +163,7 @@ export class HandTally {
     const failed = this.errors.length > 0;
     return {
       outcome: failed ? 'failed' : this.response === undefined ? 'incomplete' : 'completed',
-      response: this.response,
+      ...(this.response !== undefined && { response: this.response }),
       text: this.deltas.join(''),
       usage: {
         inputTokens: this.inputTokens,

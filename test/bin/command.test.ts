@@ -185,11 +185,11 @@ describe.concurrent('evosci-rx endings', () => {
   });
 
   it('run waits for the thread id of a run that stopped to ask and prints the exact command', async () => {
-    const question = ev.askUser('q1', [{ question: 'Which year?', type: 'text' }], 'c1');
+    const question = ev.askUser('q1', [{ question: 'Which year?', type: 'text' }], { toolCallId: 'c1' });
     const { code, stdout } = await command(
       ['run', '-p', 'survey', '--no-auto-mode', '--plain'],
       [
-        { lines: [line(ev.toolCall('ask_user', {}, 'c1')), line(question), line(ev.done(''))] },
+        { lines: [line(ev.toolCall('ask_user', {}, { id: 'c1' })), line(question), line(ev.done(''))] },
         { sleep: 200 },
         { resumeHint: '9b2e4f10' },
       ],
@@ -212,7 +212,7 @@ describe.concurrent('evosci-rx endings', () => {
   });
 
   it('counts in the singular and the plural', async () => {
-    const one = [ev.toolCall('ls', {}, 'c1'), ev.toolResult('ls', 'a', { id: 'c1' }), ev.done('ok')];
+    const one = [ev.toolCall('ls', {}, { id: 'c1' }), ev.toolResult('ls', 'a', { id: 'c1' }), ev.done('ok')];
     const { stdout } = await command(['view', '-'], undefined, one.map(line).join('\n'));
     expect(stdout).toMatch(/completed · 1 tool call · 0 sub-agents · 0 main-agent tokens \(0 in · 0 out\) · 3 events/);
   });
@@ -257,7 +257,7 @@ describe.concurrent('evosci-rx run, as a person stops it or replays it', () => {
     const { code, stdout, stderr } = await command(
       ['run', '-p', 'x', '--plain'],
       [
-        { lines: [line(ev.toolCall('ls', {}, 'c1')), line(ev.toolResult('ls', 'a', { id: 'c1' }))] },
+        { lines: [line(ev.toolCall('ls', {}, { id: 'c1' })), line(ev.toolResult('ls', 'a', { id: 'c1' }))] },
         { stderr: 'Traceback: boom' },
         { exit: 1 },
       ],

@@ -122,11 +122,14 @@ describe.skipIf(process.platform !== 'linux').concurrent('evosci-rx with FIFOs',
     // The reader opens and never reads: the pipe fills (64 KiB), and the rest waits in the command.
     const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     const big = Array.from({ length: 8 }, (_, i) => [
-      line(ev.toolCall('ls', {}, `c${i}`)),
+      line(ev.toolCall('ls', {}, { id: `c${i}` })),
       line(ev.toolResult('ls', 'x'.repeat(32 * 1024), { id: `c${i}` })),
     ]).flat();
     // Shown once every line before it has been written to the recording.
-    const last = [line(ev.toolCall('final_step', {}, 'z')), line(ev.toolResult('final_step', 'ok', { id: 'z' }))];
+    const last = [
+      line(ev.toolCall('final_step', {}, { id: 'z' })),
+      line(ev.toolResult('final_step', 'ok', { id: 'z' })),
+    ];
     const transcript = scratch()('run.jsonl');
     writeFileSync(transcript, [...big, ...last].join('\n') + '\n');
     const command = start(['run', '-p', 'x', '--plain', '--record', path], [{ transcript }, { hang: true }]);
@@ -155,7 +158,7 @@ describe.skipIf(process.platform !== 'linux').concurrent('evosci-rx with FIFOs',
     try {
       writeSync(
         writer,
-        `${line(ev.toolCall('ls', { path: '.' }, 'c1'))}\n${line(ev.toolResult('ls', 'a b', { id: 'c1' }))}\n`,
+        `${line(ev.toolCall('ls', { path: '.' }, { id: 'c1' }))}\n${line(ev.toolResult('ls', 'a b', { id: 'c1' }))}\n`,
       );
       await command.sign('stdout', /ls/);
       command.child.kill('SIGINT');

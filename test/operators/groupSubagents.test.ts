@@ -6,7 +6,7 @@ import { events as ev } from '../../testing/events.js';
 import { marbles } from '../support/marbles.js';
 
 const task = (id: string, subagentType?: string) =>
-  ev.toolCall('task', subagentType ? { subagent_type: subagentType, description: `do ${id}` } : {}, id);
+  ev.toolCall('task', subagentType ? { subagent_type: subagentType, description: `do ${id}` } : {}, { id });
 const taskDone = (id?: string) => ev.toolResult('task', 'finished', { id });
 
 /** Each delegation's name at the end and the events it received. */
@@ -34,7 +34,7 @@ describe('groupSubagents', () => {
       const values = {
         k: task('t1', 'research-agent'),
         s: ev.subagentStart('research-agent', { description: 'find papers' }),
-        c: ev.subagentToolCall('research-agent', 'search', { q: 'x' }, 's1'),
+        c: ev.subagentToolCall('research-agent', 'search', { q: 'x' }, { id: 's1' }),
         r: ev.subagentToolResult('research-agent', 'search', 'hits', { id: 's1' }),
         x: ev.subagentText('research-agent', 'found 3'),
         d: taskDone('t1'),
@@ -116,15 +116,15 @@ describe('groupSubagents', () => {
       ev.subagentStart('research-agent', { description: 'dense retrievers' }),
       task('t2', 'research-agent'),
       ev.subagentStart('research-agent', { description: 'rerankers' }),
-      ev.subagentToolCall('research-agent', 'search', {}, 'a1'),
-      ev.subagentText('research-agent', 'dense…', 'i-1'),
-      ev.subagentText('research-agent', 'rerank…', 'i-2'),
-      ev.subagentToolCall('research-agent', 'search', { q: 'dense' }, 'a1'),
+      ev.subagentToolCall('research-agent', 'search', {}, { id: 'a1' }),
+      ev.subagentText('research-agent', 'dense…', { instanceId: 'i-1' }),
+      ev.subagentText('research-agent', 'rerank…', { instanceId: 'i-2' }),
+      ev.subagentToolCall('research-agent', 'search', { q: 'dense' }, { id: 'a1' }),
       ev.subagentToolResult('research-agent', 'search', 'hits', { id: 'a1' }),
-      ev.subagentText('research-agent', 'more rerank', 'i-2'),
+      ev.subagentText('research-agent', 'more rerank', { instanceId: 'i-2' }),
       taskDone('t2'),
       ev.subagentEnd('research-agent'),
-      ev.subagentText('research-agent', 'last dense', 'i-1'),
+      ev.subagentText('research-agent', 'last dense', { instanceId: 'i-1' }),
       taskDone('t1'),
       ev.subagentEnd('research-agent'),
     ];
@@ -224,15 +224,16 @@ describe('groupSubagents', () => {
 
 describe('groupSubagents on 0.2.x streams: delegations by instance', () => {
   const task = (id: string, description: string) =>
-    ev.toolCall('task', { description, subagent_type: 'research-agent' }, id);
+    ev.toolCall('task', { description, subagent_type: 'research-agent' }, { id });
   const start = (instance: string, taskId: string) =>
     ev.subagentStart('research-agent', { instanceId: instance, toolCallId: taskId });
   const call = (instance: string, q: string) =>
-    ev.subagentToolCall('research-agent', 'web_search', { q }, 'call_0', instance);
+    ev.subagentToolCall('research-agent', 'web_search', { q }, { id: 'call_0', instanceId: instance });
   const result = (instance: string, hits: string) =>
     ev.subagentToolResult('research-agent', 'web_search', hits, { id: 'call_0', instanceId: instance });
-  const text = (instance: string, content: string) => ev.subagentText('research-agent', content, instance);
-  const end = (instance: string) => ev.subagentEnd('research-agent', instance);
+  const text = (instance: string, content: string) =>
+    ev.subagentText('research-agent', content, { instanceId: instance });
+  const end = (instance: string) => ev.subagentEnd('research-agent', { instanceId: instance });
 
   it('gives two same-name sub-agents their own interleaved events, whatever the end and result order', async () => {
     const stream: EvoEvent[] = [

@@ -7,9 +7,9 @@ import { marbles } from '../support/marbles.js';
 
 const values = {
   t: ev.text('hi'),
-  c: ev.toolCall('ls', {}, 'c1'),
+  c: ev.toolCall('ls', {}, { id: 'c1' }),
   r: ev.toolResult('ls', 'ok', { id: 'c1' }),
-  s: ev.subagentToolCall('research-agent', 'search', {}, 's1'),
+  s: ev.subagentToolCall('research-agent', 'search', {}, { id: 's1' }),
   u: ev.usage(1, 2),
 } satisfies Record<string, EvoEvent>;
 

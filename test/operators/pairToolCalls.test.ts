@@ -5,9 +5,9 @@ import { pairToolCalls, type ToolInvocation } from '../../operators/index.js';
 import { events as ev } from '../../testing/events.js';
 import { marbles } from '../support/marbles.js';
 
-const c1 = ev.toolCall('read_file', {}, 'c1');
-const c1full = ev.toolCall('read_file', { path: 'a.md' }, 'c1');
-const c2 = ev.toolCall('execute', { cmd: 'python x.py' }, 'c2');
+const c1 = ev.toolCall('read_file', {}, { id: 'c1' });
+const c1full = ev.toolCall('read_file', { path: 'a.md' }, { id: 'c1' });
+const c2 = ev.toolCall('execute', { cmd: 'python x.py' }, { id: 'c2' });
 const r1 = ev.toolResult('read_file', 'text of a.md', { id: 'c1' });
 const r2 = ev.toolResult('execute', 'Traceback…', { id: 'c2', success: false });
 
@@ -82,9 +82,9 @@ describe('pairToolCalls', () => {
 
   it('closes the oldest open call of the same name for a result without an id', () => {
     marbles().run(({ cold, expectObservable }) => {
-      const x = ev.toolCall('read_file', { path: 'x' }, '');
-      const y = ev.toolCall('read_file', { path: 'y' }, '');
-      const z = ev.toolCall('ls', {}, '');
+      const x = ev.toolCall('read_file', { path: 'x' }, { id: '' });
+      const y = ev.toolCall('read_file', { path: 'y' }, { id: '' });
+      const z = ev.toolCall('ls', {}, { id: '' });
       const rx = ev.toolResult('read_file', 'X');
       const ry = ev.toolResult('read_file', 'Y', { id: '' });
       const source = cold<EvoEvent>('xyzpq|', { x, y, z, p: rx, q: ry });
@@ -105,8 +105,8 @@ describe('pairToolCalls', () => {
 
   it('pairs sub-agent calls within their sub-agent and marks them', () => {
     marbles().run(({ cold, expectObservable }) => {
-      const s = ev.subagentToolCall('research-agent', 'search', { q: 'x' }, 's1');
-      const m = ev.toolCall('search', { q: 'main' }, 's1');
+      const s = ev.subagentToolCall('research-agent', 'search', { q: 'x' }, { id: 's1' });
+      const m = ev.toolCall('search', { q: 'main' }, { id: 's1' });
       const r = ev.subagentToolResult('research-agent', 'search', 'found');
       const source = cold<EvoEvent>('smr|', { s, m, r });
       const S: ToolInvocation = {
@@ -161,8 +161,8 @@ describe('pairToolCalls', () => {
     const n = 300;
     const stream: EvoEvent[] = [];
     for (let i = 0; i < n; i++) {
-      stream.push(ev.toolCall('step', {}, `c${i}`));
-      for (let j = 0; j <= i; j++) stream.push(ev.toolCall('step', { i: j }, `c${j}`));
+      stream.push(ev.toolCall('step', {}, { id: `c${i}` }));
+      for (let j = 0; j <= i; j++) stream.push(ev.toolCall('step', { i: j }, { id: `c${j}` }));
       stream.push(ev.toolResult('step', `ok ${i}`, { id: `c${i}` }));
     }
     const { from } = await import('rxjs');

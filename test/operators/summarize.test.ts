@@ -7,12 +7,12 @@ import { marbles } from '../support/marbles.js';
 const key = (id: string) => JSON.stringify([null, null, id]);
 
 const values = {
-  k: ev.toolCall('task', { subagent_type: 'research-agent' }, 't1'),
+  k: ev.toolCall('task', { subagent_type: 'research-agent' }, { id: 't1' }),
   s: ev.subagentStart('research-agent', { description: 'find' }),
-  x: ev.subagentText('research-agent', 'hm', 'i1'),
-  c: ev.toolCall('ls', {}, 'c1'),
+  x: ev.subagentText('research-agent', 'hm', { instanceId: 'i1' }),
+  c: ev.toolCall('ls', {}, { id: 'c1' }),
   r: ev.toolResult('ls', 'a b', { id: 'c1' }),
-  C: ev.toolCall('execute', { command: 'make' }, 'c2'),
+  C: ev.toolCall('execute', { command: 'make' }, { id: 'c2' }),
   R: ev.toolResult('execute', 'make: *** No rule', { id: 'c2', success: false }),
   e: ev.error('rate limited'),
   q: ev.askUser('int-1', [{ question: 'Which year?' }]),
@@ -153,18 +153,18 @@ describe('summarize', () => {
   });
 
   it('tells how the run ended: completed, needs-input, failed or incomplete', () => {
-    const ask = ev.askUser('int-1', [{ question: 'Which year?', type: 'text' }], 'c9');
+    const ask = ev.askUser('int-1', [{ question: 'Which year?', type: 'text' }], { toolCallId: 'c9' });
     const approval = ev.interrupt('int-2', [{ name: 'execute', args: { command: 'make' } }]);
     const cases: [string, Record<string, EvoEvent>, Partial<RunSummary>][] = [
       ['-t-d-|', { t: ev.text('ok'), d: ev.done('ok') }, { outcome: 'completed' }],
       [
         '-c-q-d-|',
-        { c: ev.toolCall('ask_user', { q: 1 }, 'c9'), q: ask, d: ev.done('') },
+        { c: ev.toolCall('ask_user', { q: 1 }, { id: 'c9' }), q: ask, d: ev.done('') },
         { outcome: 'needs-input', pendingQuestions: [ask], pendingApprovals: [] },
       ],
       [
         '-c-i-d-|',
-        { c: ev.toolCall('execute', { command: 'make' }, 'c3'), i: approval, d: ev.done('') },
+        { c: ev.toolCall('execute', { command: 'make' }, { id: 'c3' }), i: approval, d: ev.done('') },
         { outcome: 'needs-input', pendingApprovals: [approval], pendingQuestions: [] },
       ],
       [
@@ -188,9 +188,9 @@ describe('summarize', () => {
   it('reports a call the run stopped to ask about as awaiting input, the others as unfinished', () => {
     marbles().run(({ cold, expectObservable }) => {
       const events = {
-        a: ev.toolCall('ask_user', { questions: [] }, 'c9'),
-        w: ev.toolCall('web_search', { q: 'x' }, 'c8'),
-        q: ev.askUser('int-1', [{ question: 'Which?' }], 'c9'),
+        a: ev.toolCall('ask_user', { questions: [] }, { id: 'c9' }),
+        w: ev.toolCall('web_search', { q: 'x' }, { id: 'c8' }),
+        q: ev.askUser('int-1', [{ question: 'Which?' }], { toolCallId: 'c9' }),
         d: ev.done(''),
       };
       expectObservable(cold<EvoEvent>('-a-w-q-d-|', events).pipe(summarize())).toBe('---------(s|)', {
@@ -210,8 +210,8 @@ describe('summarize', () => {
       const events = {
         a: ev.panelDispatchStart('p1', { evalId: 'c7', subagentType: 'research-agent', label: 'Reviewer 1' }),
         b: ev.panelDispatchStart('p2', { evalId: 'c7', subagentType: 'code-agent', label: 'Reviewer 2' }),
-        A: ev.panelDispatchComplete('p1', 1520, 'c7'),
-        B: ev.panelDispatchError('p2', 'model overloaded', 80, 'c7'),
+        A: ev.panelDispatchComplete('p1', 1520, { evalId: 'c7' }),
+        B: ev.panelDispatchError('p2', 'model overloaded', 80, { evalId: 'c7' }),
         c: ev.panelDispatchStart('p3', { label: 'Reviewer 3' }),
       };
       expectObservable(cold<EvoEvent>('-a-b-A-B-c-|', events).pipe(summarize())).toBe('-----------(s|)', {

@@ -23,27 +23,29 @@ const args = fc.oneof(
 const event: fc.Arbitrary<EvoEvent | UnknownEvent> = fc.oneof(
   { arbitrary: fc.string().map((s) => ev.text(s)), weight: 4 },
   fc.string().map((s) => ev.thinking(s)),
-  fc.tuple(agent, fc.string(), instance).map(([a, s, i]) => ev.subagentText(a, s, i)),
-  { arbitrary: fc.tuple(name, args, id).map(([n, a, i]) => ev.toolCall(n, a, i)), weight: 3 },
+  fc.tuple(agent, fc.string(), instance).map(([a, s, i]) => ev.subagentText(a, s, { instanceId: i })),
+  { arbitrary: fc.tuple(name, args, id).map(([n, a, i]) => ev.toolCall(n, a, { id: i })), weight: 3 },
   {
     arbitrary: fc
       .tuple(name, fc.string(), fc.boolean(), fc.option(id, { nil: undefined }))
       .map(([n, content, success, i]) => ev.toolResult(n, content, { success, id: i })),
     weight: 3,
   },
-  fc.tuple(agent, name, args, id, instance).map(([a, n, g, i, s]) => ev.subagentToolCall(a, n, g, i, s)),
+  fc
+    .tuple(agent, name, args, id, instance)
+    .map(([a, n, g, i, s]) => ev.subagentToolCall(a, n, g, { id: i, instanceId: s })),
   fc
     .tuple(agent, name, fc.boolean(), fc.option(id, { nil: undefined }), instance)
     .map(([a, n, success, i, s]) => ev.subagentToolResult(a, n, 'r', { success, id: i, instanceId: s })),
   fc
     .tuple(agent, instance, fc.option(id, { nil: undefined }))
     .map(([a, s, t]) => ev.subagentStart(a, { instanceId: s, toolCallId: t })),
-  fc.tuple(agent, instance).map(([a, s]) => ev.subagentEnd(a, s)),
+  fc.tuple(agent, instance).map(([a, s]) => ev.subagentEnd(a, { instanceId: s })),
   fc.tuple(fc.nat(99), fc.nat(99)).map(([i, o]) => ev.usage(i, o)),
   fc.string().map((s) => ev.done(s)),
   fc.string().map((s) => ev.error(s)),
   fc.tuple(name, args).map(([n, a]) => ev.interrupt('q', [{ name: n, args: a }])),
-  id.map((i) => ev.askUser('q', [], i)),
+  id.map((i) => ev.askUser('q', [], { toolCallId: i })),
   fc.constantFrom('heartbeat', 'text_delta', '1').map((t) => ev.unknown(t)),
   fc.tuple(id, id).map(([i, e]) => ev.panelDispatchStart(i, { evalId: e })),
   fc.tuple(id, fc.nat(9)).map(([i, ms]) => ev.panelDispatchComplete(i, ms)),

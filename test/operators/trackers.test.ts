@@ -4,10 +4,15 @@ import { RunTally } from '../../operators/RunTally.js';
 import { ToolCallTracker } from '../../operators/ToolCallTracker.js';
 import { events as ev } from '../../testing/events.js';
 
-const task = (id: string) => ev.toolCall('task', { subagent_type: 'code-agent', description: id }, id);
+const task = (id: string) => ev.toolCall('task', { subagent_type: 'code-agent', description: id }, { id });
 const start = (id: string) => ev.subagentStart('code-agent', { instanceId: `task:${id}`, toolCallId: id });
 const paused = (id: string) =>
-  ev.subagentToolCall('code-agent', 'execute', { command: 'rm -rf /scratch', ratio: NaN }, 'call_0', `task:${id}`);
+  ev.subagentToolCall(
+    'code-agent',
+    'execute',
+    { command: 'rm -rf /scratch', ratio: NaN },
+    { id: 'call_0', instanceId: `task:${id}` },
+  );
 const approval = (n: string) =>
   ev.interrupt(n, [{ name: 'execute', args: { command: 'rm -rf /scratch', ratio: NaN } }]);
 
@@ -26,7 +31,7 @@ describe('ToolCallTracker', () => {
     ]) {
       tracker.push(e);
     }
-    tracker.push(ev.toolCall('ls', { path: '.' }, 'c9'));
+    tracker.push(ev.toolCall('ls', { path: '.' }, { id: 'c9' }));
     expect(tracker.finish().map((i) => [i.name, i.instanceId ?? null, i.status])).toEqual([
       ['task', null, 'awaiting-input'],
       ['task', null, 'awaiting-input'],

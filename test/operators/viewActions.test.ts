@@ -8,10 +8,10 @@ import { marbles } from '../support/marbles.js';
 const values = {
   t: ev.text('hi'),
   u: ev.usage(1, 2),
-  c: ev.toolCall('ls', { path: '.' }, 'c1'),
+  c: ev.toolCall('ls', { path: '.' }, { id: 'c1' }),
   r: ev.toolResult('ls', 'a b', { id: 'c1' }),
   s: ev.subagentStart('code-agent', { instanceId: 'task:k', toolCallId: 'k' }),
-  x: ev.subagentEnd('code-agent', 'task:k'),
+  x: ev.subagentEnd('code-agent', { instanceId: 'task:k' }),
   d: ev.done('hi!'),
 };
 
@@ -88,9 +88,14 @@ describe('viewActions', () => {
   });
 
   it('ties an approval that names no agent to the sub-agent call it asks about', async () => {
-    const paused = ev.subagentToolCall('code-agent', 'execute', { command: 'make', lr: NaN }, 'call_0', 'task:k');
+    const paused = ev.subagentToolCall(
+      'code-agent',
+      'execute',
+      { command: 'make', lr: NaN },
+      { id: 'call_0', instanceId: 'task:k' },
+    );
     const run = [
-      ev.toolCall('task', { subagent_type: 'code-agent', description: 'build' }, 'k'),
+      ev.toolCall('task', { subagent_type: 'code-agent', description: 'build' }, { id: 'k' }),
       values.s,
       paused,
       ev.interrupt('i1', [{ name: 'execute', args: { command: 'make', lr: NaN } }]),

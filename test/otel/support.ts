@@ -1,5 +1,12 @@
 import type { Attributes } from '@opentelemetry/api';
 import {
+  AggregationTemporality,
+  MeterProvider,
+  MetricReader,
+  type HistogramMetricData,
+  type ScopeMetrics,
+} from '@opentelemetry/sdk-metrics';
+import {
   BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
@@ -11,6 +18,25 @@ export function memoryTracing(): { provider: BasicTracerProvider; spans: () => R
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   return { provider, spans: () => exporter.getFinishedSpans() };
+}
+
+/** A real SDK meter provider and what it has recorded, collected on demand. */
+export function memoryMetrics(): {
+  meterProvider: MeterProvider;
+  collect: () => Promise<{ scopes: ScopeMetrics[]; histogram: (name: string) => HistogramMetricData | undefined }>;
+} {
+  const reader = new (class extends MetricReader {
+    protected onShutdown = () => Promise.resolve();
+    protected onForceFlush = () => Promise.resolve();
+  })({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const collect = async () => {
+    const scopes = (await reader.collect()).resourceMetrics.scopeMetrics;
+    const all = scopes.flatMap((s) => s.metrics);
+    const histogram = (name: string) => all.find((m) => m.descriptor.name === name) as HistogramMetricData | undefined;
+    return { scopes, histogram };
+  };
+  return { meterProvider, collect };
 }
 
 /** The spans of one trace, looked up as a tree. */

@@ -1,16 +1,11 @@
 // The packed tarball as CommonJS projects use it: require() in plain Node, and TypeScript apps compiled as CommonJS
 // (NestJS's default settings, node16 and nodenext), beside an ES-module app that must keep working.
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILD_TIMEOUT_MS, buildProjects, exec, link, manifest, packTarball, root, unpack } from './packed.js';
 
-const exec = promisify(execFile);
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const tsc = join(root, 'node_modules/.bin/tsc');
 const transcript = JSON.stringify(join(root, 'test/fixtures/research-run.jsonl'));
 
 /** What every consumer prints: a summary of the fixture, read through the package's entries. */
@@ -97,55 +92,31 @@ function writeConsumers(project: string): string[] {
   });
 }
 
-/** Builds every consumer in one tsc process, and returns each one's diagnostics (\`--verbose\` heads each project's). */
-async function buildConsumers(folders: string[]): Promise<Map<string, string>> {
-  const { stdout } = await exec(tsc, ['-b', '--verbose', ...folders], { cwd: root }).catch(
-    (error: { stdout: string }) => error,
-  );
-  const diagnostics = new Map<string, string>();
-  for (const section of stdout.split("Building project '").slice(1)) {
-    const folder = folders.find((f) => section.startsWith(join(f, 'tsconfig.json')))!;
-    diagnostics.set(
-      folder,
-      section
-        .split('\n')
-        .filter((line) => /error TS\d+/.test(line))
-        .join('\n'),
-    );
-  }
-  return diagnostics;
-}
-
 /** A project folder with the tarball unpacked as its `evosci-rx`, and the package's dependencies beside it. */
 async function consumerProject(tarball: string): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'evosci-rx-cjs-'));
-  const modules = join(dir, 'node_modules');
-  mkdirSync(join(modules, 'evosci-rx'), { recursive: true });
-  await exec('tar', ['-xzf', tarball, '-C', join(modules, 'evosci-rx'), '--strip-components=1']);
-  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as Record<string, object>;
-  const needed = [...Object.keys(manifest['dependencies']!), ...Object.keys(manifest['peerDependencies']!)];
-  for (const name of [...needed, '@types/node']) {
-    mkdirSync(join(modules, name, '..'), { recursive: true });
-    symlinkSync(join(root, 'node_modules', name), join(modules, name));
-  }
+  await unpack(tarball, dir);
+  const { dependencies, peerDependencies } = manifest();
+  link(dir, [...Object.keys(dependencies), ...Object.keys(peerDependencies), '@types/node']);
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', type: 'commonjs' }));
   return dir;
 }
 
 describe('CommonJS consumers of the packed package', () => {
+  let tarball = '';
   let project = '';
   let built: Promise<Map<string, string>>;
 
   beforeAll(async () => {
-    const packs = mkdtempSync(join(tmpdir(), 'evosci-rx-pack-'));
-    const { stdout } = await exec('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packs], {
-      cwd: root,
-    });
-    const [packed] = JSON.parse(stdout) as { filename: string }[];
-    project = await consumerProject(join(packs, packed!.filename));
-    built = buildConsumers(writeConsumers(project));
+    tarball = await packTarball();
+    project = await consumerProject(tarball);
+    built = buildProjects(writeConsumers(project));
     // Each test awaits it; a failed build is reported by the tests, not here.
     built.catch(() => {});
+  });
+
+  afterAll(() => {
+    for (const dir of [project, dirname(tarball)]) if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('require() loads every entry, and one error family is shared by all of them', async () => {
@@ -162,5 +133,6 @@ describe('CommonJS consumers of the packed package', () => {
       const { stdout } = await exec(process.execPath, [join(folder, 'out/app.js')], { cwd: project });
       expect(stdout.trim()).toBe(expected());
     },
+    BUILD_TIMEOUT_MS,
   );
 });

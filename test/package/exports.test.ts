@@ -63,6 +63,7 @@ const operators = [
   'jsonPreview',
   'ofType',
   'pairToolCalls',
+  'plainViewAction',
   'sumUsage',
   'summarize',
   'viewActions',
@@ -72,7 +73,7 @@ const surface: Record<string, readonly string[]> = {
   'evosci-rx': [...events, ...operators, 'converse', 'fromJsonlFile', 'run'],
   'evosci-rx/events': events,
   'evosci-rx/operators': operators,
-  'evosci-rx/testing': ['events', 'fakeEvoSci'],
+  'evosci-rx/testing': ['events', 'fakeEvoSci', 'fakeRun', 'recordedRuns', 'withFakeRuns'],
   'evosci-rx/viewer': ['liveView'],
   'evosci-rx/runs': [
     'ForgottenRunError',

@@ -13,10 +13,10 @@ describe('converse', () => {
 
   it('runs one process per prompt, each resuming the thread the one before printed', async () => {
     const record = path('argv.jsonl');
-    const question = ev.askUser('int-1', [{ question: 'Which year?', type: 'text' }], 'c1');
+    const question = ev.askUser('int-1', [{ question: 'Which year?', type: 'text' }], { toolCallId: 'c1' });
     const fake = fakeEvoSci([
       { record, append: true },
-      { lines: [line(ev.toolCall('ask_user', {}, 'c1')), line(question), line(ev.done(''))] },
+      { lines: [line(ev.toolCall('ask_user', {}, { id: 'c1' })), line(question), line(ev.done(''))] },
       { sleep: 100 },
       { resumeHint: '7f3a9c1e' },
     ]);

@@ -59,10 +59,10 @@ async function drawn(events$: ReturnType<typeof fromJsonl>): Promise<string> {
 
 const OSC52 = '\u001b]52;c;ZXZpbA==\u0007';
 const hostile = [
-  ev.toolCall(`read${OSC52}`, { path: '\u001b[2J/etc', note: '\u001b[8mhidden' }, 'c1'),
+  ev.toolCall(`read${OSC52}`, { path: '\u001b[2J/etc', note: '\u001b[8mhidden' }, { id: 'c1' }),
   ev.toolResult('read', `\u001b[31mred\u009b1m${OSC52}`, { id: 'c1', success: false }),
   ev.subagentStart(`agent\u0007`, { instanceId: 'i1', description: '\u001b]0;title\u0007' }),
-  ev.subagentToolCall('agent\u0007', 'x\u001bc', { q: '\u001b[?1049h' }, 'call_0', 'i1'),
+  ev.subagentToolCall('agent\u0007', 'x\u001bc', { q: '\u001b[?1049h' }, { id: 'call_0', instanceId: 'i1' }),
   ev.error(`boom ${OSC52}`),
   ev.askUser('q', [{ question: `Which?${OSC52}`, choices: [{ value: '\u001b[2Jall' }] }]),
   ev.text(`Hello \u001b[2J\u202eevil`),
@@ -209,7 +209,7 @@ describe('the viewer at scale (7)', () => {
   it('draws 20,000 tool calls with work per event that does not grow with the run', async () => {
     const events: EvoEvent[] = [];
     for (let i = 0; i < 20_000; i++) {
-      events.push(ev.toolCall('read_file', { path: `f${i}` }, `c${i}`));
+      events.push(ev.toolCall('read_file', { path: `f${i}` }, { id: `c${i}` }));
       events.push(ev.toolResult('read_file', 'ok', { id: `c${i}` }));
     }
     const view = new ViewModel();
@@ -252,10 +252,10 @@ describe('memory of a line sent a byte at a time (9)', () => {
 describe('keys that cannot collide (11)', () => {
   it('keeps apart an id "#1" and an id-less call, and a main-agent "sub:x" and sub-agent sub’s "x"', async () => {
     const events: EvoEvent[] = [
-      ev.toolCall('a', { n: 1 }, '#1'),
-      ev.toolCall('a', { n: 2 }, ''),
-      ev.toolCall('b', { n: 3 }, 'sub:x'),
-      ev.subagentToolCall('sub', 'b', { n: 4 }, 'x'),
+      ev.toolCall('a', { n: 1 }, { id: '#1' }),
+      ev.toolCall('a', { n: 2 }, { id: '' }),
+      ev.toolCall('b', { n: 3 }, { id: 'sub:x' }),
+      ev.subagentToolCall('sub', 'b', { n: 4 }, { id: 'x' }),
       ev.toolResult('b', 'main', { id: 'sub:x' }),
       ev.subagentToolResult('sub', 'b', 'sub', { id: 'x' }),
     ];
@@ -313,7 +313,10 @@ describe('smaller bounds (12)', () => {
   });
 
   it('keeps the arguments of a call whose result arrived first', async () => {
-    const events: EvoEvent[] = [ev.toolResult('ls', 'a b', { id: 'c1' }), ev.toolCall('ls', { path: '/' }, 'c1')];
+    const events: EvoEvent[] = [
+      ev.toolResult('ls', 'a b', { id: 'c1' }),
+      ev.toolCall('ls', { path: '/' }, { id: 'c1' }),
+    ];
     const summary = await lastValueFrom(from(events).pipe(summarize()));
     expect(summary.invocations).toEqual([expect.objectContaining({ args: { path: '/' }, status: 'succeeded' })]);
   });

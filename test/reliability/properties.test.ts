@@ -13,14 +13,16 @@ const tricky = fc.oneof(
 
 const event: fc.Arbitrary<EvoEvent> = fc.oneof(
   tricky.map((s) => ev.text(s)),
-  fc.tuple(tricky, tricky).map(([content, id]) => ev.thinking(content, id)),
+  fc.tuple(tricky, tricky).map(([content, id]) => ev.thinking(content, { id })),
   fc
     .tuple(tricky, fc.dictionary(tricky, fc.jsonValue()), tricky)
-    .map(([name, args, id]) => ev.toolCall(name, args, id)),
+    .map(([name, args, id]) => ev.toolCall(name, args, { id })),
   fc
     .tuple(tricky, tricky, fc.boolean(), fc.option(tricky, { nil: undefined }))
     .map(([name, content, success, id]) => ev.toolResult(name, content, { success, id })),
-  fc.tuple(tricky, tricky, fc.option(tricky, { nil: undefined })).map(([a, c, i]) => ev.subagentText(a, c, i)),
+  fc
+    .tuple(tricky, tricky, fc.option(tricky, { nil: undefined }))
+    .map(([a, c, i]) => ev.subagentText(a, c, { instanceId: i })),
   fc.tuple(fc.nat(), fc.nat()).map(([i, o]) => ev.usage(i, o)),
   fc
     .tuple(tricky, fc.array(fc.record({ question: tricky, type: fc.constantFrom('text', 'multiple_choice') })))

@@ -25,20 +25,20 @@ function bigResult(i: number): string {
 
 /** A run whose main agent and one sub-agent each return large results: 300 MB of tool output in all. */
 function* bigRun(): Generator<EvoEvent> {
-  yield ev.toolCall('task', { subagent_type: 'code-agent', description: 'read everything' }, 'k');
+  yield ev.toolCall('task', { subagent_type: 'code-agent', description: 'read everything' }, { id: 'k' });
   yield ev.subagentStart('code-agent', { instanceId: 'task:k', toolCallId: 'k' });
   for (let i = 0; i < RESULTS; i++) {
     const sub = i % 2 === 1;
     const id = `c${i}`;
     yield sub
-      ? ev.subagentToolCall('code-agent', 'read_file', { path: `/data/${i}` }, id, 'task:k')
-      : ev.toolCall('read_file', { path: `/data/${i}` }, id);
+      ? ev.subagentToolCall('code-agent', 'read_file', { path: `/data/${i}` }, { id, instanceId: 'task:k' })
+      : ev.toolCall('read_file', { path: `/data/${i}` }, { id });
     yield sub
       ? ev.subagentToolResult('code-agent', 'read_file', bigResult(i), { id, instanceId: 'task:k' })
       : ev.toolResult('read_file', bigResult(i), { id });
     if (i % 500 === 0) yield ev.error(bigResult(i));
   }
-  yield ev.subagentEnd('code-agent', 'task:k');
+  yield ev.subagentEnd('code-agent', { instanceId: 'task:k' });
   yield ev.toolResult('task', 'done', { id: 'k' });
   yield ev.done('read');
 }
