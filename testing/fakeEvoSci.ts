@@ -16,7 +16,6 @@ export type FakeStep =
   /** Write text (for instance half a line) or raw bytes to stdout. */
   | { readonly stdout: string }
   | { readonly stdoutBytes: readonly number[] }
-  /** Write one `tool_result` line whose content is this many bytes. */
   /** A `tool_result` line whose content is `bigLine` bytes, `count` times (default once). */
   | { readonly bigLine: number; readonly count?: number }
   /** Write a line, or this many bytes of filler lines (of blank lines with `blank`), to stderr. */

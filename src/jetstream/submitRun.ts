@@ -8,9 +8,11 @@ import { RunHeaders, utf8 } from './records.js';
 import { checkRequestHeaders, type RequestHeaders } from './requestHeaders.js';
 
 /**
- * A request for one run, as queued: what a worker needs to start it. Which
- * fields a worker honours is its choice (`ServeRunsOptions.runOptions`); by
- * default `prompt`, `autoMode`, `resume` and `timeoutMs`.
+ * A request for one run, as queued: what a worker needs to start it. A
+ * worker takes its `prompt` and the thread it `resume`s; `workdir`,
+ * `autoMode` and `timeoutMs` only if its `allowFromRequest` names them (by
+ * default none: a request that sets one is dead-lettered), and `metadata`
+ * for a `runOptions` function to read.
  */
 export const RunRequest = t.intersection([
   t.type({ runId: t.string, prompt: t.string }),

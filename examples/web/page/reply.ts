@@ -2,7 +2,7 @@
 // takes one (a new run with `--resume`), said for what it is.
 import type { RunOutcome } from 'evosci-rx/operators';
 
-/** What EvoSci does with a reply (shared/protocol/producer-behaviour.md): it never answers the paused call. */
+/** What EvoSci does with a reply (a run with `--resume` starts a new turn): it never answers the paused call. */
 const HONEST_NOTE =
   'EvoSci takes this as a new message in the same thread (a new run with --resume), not as the answer to the ' +
   'paused question: that call gets no result, and the agent reads your message as a new request that follows it. ' +
