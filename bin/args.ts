@@ -119,25 +119,45 @@ function parsedArgs(
   try {
     return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, tokens: true });
   } catch (err) {
-    const message = (err as Error).message;
-    const unknown = /^Unknown option '([^']+)'/.exec(message);
-    if (unknown) throw new UsageError(`unknown option ${unknown[1]}; EvoSci's own options go after -- (run only)`);
-    const ambiguous = /argument is ambiguous[\s\S]* use '(--[\w-]+)=-XYZ'/.exec(message);
-    if (ambiguous) {
-      const name = ambiguous[1]!;
-      if (!NEVER_DASHED.has(name)) {
-        throw new UsageError(`${name} takes a value; one that starts with "-" is written ${name}=-VALUE`);
-      }
+    const code = (err as { code?: unknown }).code;
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      const refusal = refusalOf(argv);
       // Once: what is still refused after the rewrite is a missing value (another option follows).
-      const rewritten = withNegativeValues(argv);
-      if (rewritten) return parsedArgs(rewritten);
-      throw new UsageError(`${name} takes a value`);
+      if (refusal === 'negative value') return parsedArgs(withNegativeValues(argv)!);
+      if (refusal !== undefined) throw new UsageError(refusal);
     }
-    const missing = /^Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(message);
-    if (missing) throw new UsageError(`${missing[1]} takes a value`);
     // Node's messages run over several lines; a usage error is one.
-    throw new UsageError(message.replace(/\s*\n\s*/g, ' '));
+    throw new UsageError((err as Error).message.replace(/\s*\n\s*/g, ' '));
   }
+}
+
+/**
+ * What `parseArgs` refused in `argv`, read from its tokens rather than its
+ * English: an unknown option, an option without its value, or (`'negative
+ * value'`) a negative number given to an option that takes no other.
+ */
+function refusalOf(argv: readonly string[]): string | undefined {
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: OPTIONS,
+    allowPositionals: true,
+    tokens: true,
+    strict: false,
+  });
+  for (const token of tokens) {
+    if (token.kind === 'option-terminator') break;
+    if (token.kind !== 'option') continue;
+    const option = (OPTIONS as Record<string, { type: string }>)[token.name];
+    if (option === undefined) return `unknown option ${token.rawName}; EvoSci's own options go after -- (run only)`;
+    if (option.type !== 'string') continue;
+    const name = `--${token.name}`;
+    if (token.value === undefined) return `${name} takes a value`;
+    // As parseArgs reads a value: a lone "-" is one, anything else starting with "-" looks like an option.
+    if (token.inlineValue || token.value.length < 2 || !token.value.startsWith('-')) continue;
+    if (!NEVER_DASHED.has(name)) return `${name} takes a value; one that starts with "-" is written ${name}=-VALUE`;
+    return NEGATIVE.test(token.value) && withNegativeValues(argv) ? 'negative value' : `${name} takes a value`;
+  }
+  return undefined;
 }
 
 /** A negative number, with or without a unit: a value, not an option. */

@@ -2,7 +2,7 @@
 // lines, the command that answers a run that stopped to ask.
 import { readFileSync } from 'node:fs';
 import { catchError, connect, EMPTY, ignoreElements, merge, tap, throwError, type Observable } from 'rxjs';
-import { showControls } from '../src/controls.js';
+import { showControls } from '../src/terminalText.js';
 import type { DecodeIssue } from '../src/decode/decodeLine.js';
 import { toJsonl } from '../src/decode/jsonl.js';
 import type { EvoEvent } from '../src/events.js';
@@ -26,7 +26,7 @@ export function version(): string {
 
 /** One line on stderr, controls shown rather than obeyed. */
 export function complain(message: string): void {
-  process.stderr.write(`evosci-rx: ${showControls(message, true)}\n`);
+  process.stderr.write(`evosci-rx: ${showControls(message, { keepNewlines: true })}\n`);
 }
 
 export function onDiagnostic(issue: DecodeIssue): void {

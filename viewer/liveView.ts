@@ -3,7 +3,7 @@ import spinners from 'cli-spinners';
 import pc from 'picocolors';
 import type { Colors } from 'picocolors/types.js';
 import { map, type Observable } from 'rxjs';
-import { showControls } from '../src/controls.js';
+import { showControls } from '../src/terminalText.js';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import type { RunSummary } from '../operators/summarize.js';
 import { viewActions, type ViewAction } from '../operators/viewActions.js';
@@ -129,7 +129,7 @@ class Screen {
     }
     const { c, state } = this;
     const response = state.summary?.response ?? state.text;
-    if (response) this.write(`\n${c.bold('Response')}\n${showControls(response, true)}\n`);
+    if (response) this.write(`\n${c.bold('Response')}\n${showControls(response, { keepNewlines: true })}\n`);
     if (state.summary?.outcome === 'needs-input') {
       const pending = formatting.pending(state.summary, c).join('\n');
       this.write(`${c.bold(c.yellow('Needs input'))}\n${pending}\n${c.dim(RESUME_NOTE)}\n`);
@@ -138,7 +138,9 @@ class Screen {
   }
 
   error(err: unknown): void {
-    this.write(this.c.red(`\n${showControls(err instanceof Error ? err.message : String(err), true)}`));
+    this.write(
+      this.c.red(`\n${showControls(err instanceof Error ? err.message : String(err), { keepNewlines: true })}`),
+    );
   }
 
   private draw(): void {

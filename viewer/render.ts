@@ -1,5 +1,5 @@
 import type { Colors } from 'picocolors/types.js';
-import { showControls } from '../src/controls.js';
+import { showControls } from '../src/terminalText.js';
 import type { RunSummary } from '../operators/summarize.js';
 import { briefArgs, countToolCalls, jsonPreview } from '../operators/toolCalls.js';
 import type { ToolInvocation } from '../operators/pairToolCalls.js';

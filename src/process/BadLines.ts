@@ -1,4 +1,4 @@
-import { stripControls } from '../controls.js';
+import { stripControls } from '../terminalText.js';
 import type { DecodeIssue } from '../errors.js';
 
 /** The lines of a run that were not events, counted so that an error can say so even without an `onDiagnostic`. */

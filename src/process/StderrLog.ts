@@ -1,4 +1,4 @@
-import { stripControls } from '../controls.js';
+import { stripControls } from '../terminalText.js';
 
 const RESUME_HINT = /EvoSci\s+(?:--resume|--thread-id)[\s=]+(\S+)/;
 

@@ -15,11 +15,11 @@ const CONTROL_OR_NEWLINE = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u202a-\u202
 
 /**
  * Removes terminal sequences, then every control character but tab (and
- * newline with `keepNewlines`). The second pass is what makes it safe: a
+ * newline, unless `keepNewlines` is `false`). The second pass is what makes it safe: a
  * sequence split so that removing one rebuilds another (`ESC ESC[0m]52;…`)
  * loses its ESC there.
  */
-export function stripControls(text: string, keepNewlines = true): string {
+export function stripControls(text: string, { keepNewlines = true }: { readonly keepNewlines?: boolean } = {}): string {
   return text.replace(SEQUENCE, '').replace(keepNewlines ? CONTROL : CONTROL_OR_NEWLINE, '');
 }
 
@@ -37,6 +37,6 @@ function visible(char: string): string {
  * instead of letting a terminal act on it: what a person reads is what was
  * sent. Tab is kept, and newline with `keepNewlines`.
  */
-export function showControls(text: string, keepNewlines = false): string {
+export function showControls(text: string, { keepNewlines = false }: { readonly keepNewlines?: boolean } = {}): string {
   return text.replace(keepNewlines ? CONTROL : CONTROL_OR_NEWLINE, visible);
 }
