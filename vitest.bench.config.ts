@@ -5,5 +5,8 @@ export default defineConfig({
   test: {
     include: ['test/bench/**/*.test.ts'],
     testTimeout: 120_000,
+    // The JetStream benchmarks' broker, as in vitest.config.ts: the smoke runs need only the nats-server binary.
+    globalSetup: ['test/support/suiteBroker.ts'],
+    setupFiles: ['test/support/suiteBrokerEnv.ts'],
   },
 });

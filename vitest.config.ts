@@ -14,5 +14,8 @@ export default defineConfig({
     hookTimeout: 60_000,
     // A fresh clone has no timings yet: the longest files still start first.
     sequence: { sequencer: SlowFirstSequencer },
+    // One nats-server for the whole run, on a port of its own (or $EVOSCI_RX_NATS): the suite needs only the binary.
+    globalSetup: ['test/support/suiteBroker.ts'],
+    setupFiles: ['test/support/suiteBrokerEnv.ts'],
   },
 });

@@ -8,7 +8,7 @@
 //   npx tsx examples/fleet-jetstream.ts submit --tasks 6               # anywhere
 //   npx tsx examples/fleet-jetstream.ts view [--expect 6]              # anywhere, any time
 //
-// `--server` (default 127.0.0.1:4222) is the NATS server, run with `-js`;
+// `--server` (default $NATS_URL, else 127.0.0.1:4222) is the NATS server, run with `-js`;
 // `--prefix` names the streams and subjects (default `evosci`; the all-in-one
 // mode uses a fresh one and deletes it at the end). Without EvoSci installed
 // (or with EVOSCI_RX_FAKE=1) every run replays
@@ -37,7 +37,7 @@ import { evosciCommand, livePacing, transcript } from './evosciCommand.js';
 const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    server: { type: 'string', default: '127.0.0.1:4222' },
+    server: { type: 'string', default: process.env['NATS_URL'] ?? '127.0.0.1:4222' },
     prefix: { type: 'string' },
     tasks: { type: 'string', default: '6' },
     speed: { type: 'string', default: '4' },

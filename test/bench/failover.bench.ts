@@ -24,6 +24,7 @@ import { connect } from '@nats-io/transport-node';
 import { filter, firstValueFrom, ReplaySubject } from 'rxjs';
 import { DEFAULTS } from '../../src/jetstream/defaults.js';
 import { submitRun, watchRuns, type StatusRecord } from '../../src/jetstream/index.js';
+import { natsUrl } from '../support/natsServer.js';
 import { eventually } from '../support/processes.js';
 import { deleteStreams, streamsFor, uniquePrefix } from '../jetstream/support.js';
 import { startWorker, stopWorkers, type WorkerProcess } from '../jetstream/workers.js';
@@ -33,7 +34,7 @@ const { values: flags } = parseArgs({
   options: { trials: { type: 'string' }, smoke: { type: 'boolean', default: false } },
 });
 const trials = Number(flags.trials ?? (flags.smoke ? 1 : 6));
-const server = process.env['EVOSCI_RX_NATS'] ?? '127.0.0.1:4222';
+const server = natsUrl();
 const heartbeatMs = Math.floor(DEFAULTS.ackWaitMs / 3);
 
 const nc = await connect({ servers: server, timeout: 3000 }).catch((err: unknown) => {

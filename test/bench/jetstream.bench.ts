@@ -1,7 +1,8 @@
 /**
  * Throughput and latency of runs through JetStream, against the nats client's
  * own publish and consume of the same payloads, in the same process and
- * against the same broker (nats-server at 127.0.0.1:4222, or $EVOSCI_RX_NATS).
+ * against the same broker ($EVOSCI_RX_NATS, else nats-server at 127.0.0.1:4222;
+ * under vitest, the suite's own).
  *
  *   (raw)  js.publish of each JSON line (at most 256 awaiting an ack, as
  *          publishTo), read back by an ordered consumer on another connection
@@ -39,6 +40,7 @@ import { run } from '../../src/process/run.js';
 import { ensureStreams, fromJetStream, layoutOf, publishTo } from '../../src/jetstream/index.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import type { ChildProcess } from 'node:child_process';
+import { natsUrl } from '../support/natsServer.js';
 import { startProxyProcess } from '../support/proxyProcess.js';
 import { table } from './report.js';
 
@@ -59,7 +61,7 @@ const count = Number(flags.events ?? (flags.smoke ? 2000 : rtts.length > 0 ? 20_
 const rounds = Number(flags.rounds ?? (flags.smoke ? 1 : 3));
 const pacedCount = flags.smoke ? 200 : 2000;
 const gap = Number(flags.gap);
-const server = process.env['EVOSCI_RX_NATS'] ?? '127.0.0.1:4222';
+const server = natsUrl();
 const WINDOW = 256;
 
 // Real shapes: the lines of the research fixture, over and over, then done.

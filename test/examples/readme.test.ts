@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { fakeEvoSci } from '../../testing/fakeEvoSci.js';
+import { natsUrl } from '../support/natsServer.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 // A folder of this run's own, beside the repo's node_modules: another copy of the suite has its own.
@@ -47,7 +48,7 @@ describe('README.md', () => {
   afterAll(async () => {
     // The JetStream block names its streams after its process: remove what this file's blocks made,
     // and nothing of another copy of the suite running beside it.
-    const nc = await connect({ servers: '127.0.0.1:4222' });
+    const nc = await connect({ servers: natsUrl() });
     const jsm = await jetstreamManager(nc);
     for await (const stream of jsm.streams.list()) {
       const pid = /^README(\d+)_/.exec(stream.config.name)?.[1];

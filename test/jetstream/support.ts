@@ -1,13 +1,9 @@
-// What the JetStream tests share: a connection to the project's broker
-// (127.0.0.1:4222), a prefix of their own so that files never collide, and
-// clean-up of what they created.
+// What the JetStream tests share: a connection to the suite's broker (natsUrl()
+// of test/support/natsServer.ts), a prefix of their own so that files never
+// collide, and clean-up of what they created.
 import { randomUUID } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
+import { readFileSync } from 'node:fs';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { EvoEvent } from '../../src/events.js';
 import { beforeAll, afterAll } from 'vitest';
@@ -23,8 +19,11 @@ import {
   type WorkerActivity,
 } from '../../src/jetstream/index.js';
 import { fixturePath } from '../support/collect.js';
+import { natsUrl } from '../support/natsServer.js';
 
-export const BROKER = process.env['EVOSCI_RX_NATS'] ?? '127.0.0.1:4222';
+export const BROKER = natsUrl();
+// Brokers of a test's own (to restart, or with users) are started where the suite's is.
+export { freePort, ownBroker, type OwnBroker } from '../support/natsServer.js';
 
 /** The events of a JSONL fixture, as a run of it emits them. */
 export function fixtureEvents(name: string): EvoEvent[] {
@@ -111,81 +110,4 @@ export async function deleteStreams(nc: NatsConnection, prefix: string): Promise
   const layout = layoutOf({ prefix });
   for (const name of [layout.eventsStream, layout.requestsStream])
     await jsm.streams.delete(name).catch(() => undefined);
-}
-
-/** A free TCP port on loopback. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** A nats-server of a test's own, on a free loopback port with a temporary file store. */
-export interface OwnBroker {
-  readonly url: string;
-  start(): Promise<void>;
-  stop(signal?: NodeJS.Signals): Promise<void>;
-  /** Sends the running server a signal: SIGSTOP holds all its traffic, SIGCONT lets it go on. */
-  signal(signal: NodeJS.Signals): void;
-  /** Stops it and removes its store. */
-  dispose(): Promise<void>;
-}
-
-/**
- * `config`, when given, is the rest of a nats-server configuration (users and
- * permissions, say) after its address, port and store; `credentials` are
- * what the start-up check connects with.
- */
-export async function ownBroker(
-  options: { config?: string; credentials?: Pick<ConnectionOptions, 'user' | 'pass'> } = {},
-): Promise<OwnBroker> {
-  const port = await freePort();
-  const store = mkdtempSync(join(tmpdir(), 'evosci-rx-nats-'));
-  const url = `127.0.0.1:${port}`;
-  const configFile = join(store, 'nats.conf');
-  writeFileSync(
-    configFile,
-    `listen: "${url}"\njetstream { store_dir: "${join(store, 'js')}" }\n${options.config ?? ''}\n`,
-  );
-  let child: ChildProcess | undefined;
-  const broker: OwnBroker = {
-    url,
-    async start() {
-      child = spawn('/usr/sbin/nats-server', ['-c', configFile], { stdio: 'ignore' });
-      const until = Date.now() + 10_000;
-      for (;;) {
-        try {
-          const nc = await connect({ servers: url, timeout: 500, reconnect: false, ...options.credentials });
-          await jetstreamManager(nc);
-          await nc.close();
-          return;
-        } catch (err) {
-          if (Date.now() > until) throw new Error(`nats-server on ${url} did not start: ${(err as Error).message}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      }
-    },
-    signal(signal) {
-      child?.kill(signal);
-    },
-    async stop(signal = 'SIGTERM') {
-      const running = child;
-      child = undefined;
-      if (!running || running.exitCode !== null) return;
-      await new Promise<void>((resolve) => {
-        running.once('exit', () => resolve());
-        running.kill(signal);
-      });
-    },
-    async dispose() {
-      await broker.stop('SIGKILL');
-      rmSync(store, { recursive: true, force: true });
-    },
-  };
-  return broker;
 }

@@ -5,9 +5,10 @@
 //   node --import tsx test/jetstream/worker.ts <broker> <prefix> [concurrency] [ackWaitMs] [maxAttempts]
 import { connect } from '@nats-io/transport-node';
 import { serveRuns } from '../../src/jetstream/index.js';
+import { natsUrl } from '../support/natsServer.js';
 import { scenarioRun, type Scenario } from './scenarios.js';
 
-const [broker = '127.0.0.1:4222', prefix = 'evosci', concurrency = '2', ackWaitMs = '2000', maxAttempts = '3'] =
+const [broker = natsUrl(), prefix = 'evosci', concurrency = '2', ackWaitMs = '2000', maxAttempts = '3'] =
   process.argv.slice(2);
 const nc = await connect({ servers: broker, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
 const subscription = serveRuns(nc, {

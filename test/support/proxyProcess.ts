@@ -5,6 +5,7 @@
 //   node --import tsx test/support/proxyProcess.ts <target host:port> <delayMs>
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { natsUrl } from './natsServer.js';
 import { TcpProxy } from './tcpProxy.js';
 
 /** A proxy process to `target` holding each chunk `delayMs` each way, and its address once it listens. */
@@ -27,7 +28,7 @@ export async function startProxyProcess(
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [target = '127.0.0.1:4222', delayMs = '0'] = process.argv.slice(2);
+  const [target = natsUrl(), delayMs = '0'] = process.argv.slice(2);
   const proxy = await TcpProxy.start(target, { delayMs: Number(delayMs) });
   console.log(proxy.url);
 }
