@@ -39,7 +39,7 @@ export { FlowControl } from './FlowControl.js';
 export type { FlowSource } from './flow/ObservableByteSource.js';
 export { toJsonlStream } from './flow/toJsonlStream.js';
 export { toSseStream, type SseOptions } from './flow/toSseStream.js';
-export { followRun, type FollowRunOptions } from './flow/followRun.js';
+export { followRun, type FollowRunOptions } from './runs/followRun.js';
 export { ForgottenRunError, RunHubError, RunInterruptedError, UnknownRunError } from './runs/errors.js';
 export { RunEnd, RunStatus, type IndexedEvent } from './runs/wire.js';
 export {

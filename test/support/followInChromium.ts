@@ -5,8 +5,8 @@
 // needed from the server under test.
 import { build } from 'esbuild';
 import type { Page, Route } from 'playwright-core';
-import type * as FollowRunModule from '../../src/flow/followRun.js';
-import type { FollowRunOptions } from '../../src/flow/followRun.js';
+import type * as FollowRunModule from '../../src/runs/followRun.js';
+import type { FollowRunOptions } from '../../src/runs/followRun.js';
 
 /** What `followRun` gave in the page: the indexes and types it emitted, in order, and how it ended. */
 export interface FollowedInPage {
@@ -23,13 +23,13 @@ export type PageFollowOptions = Omit<FollowRunOptions, 'fetch' | 'onDiagnostic'>
 const PAGE_PATH = '/__followRun__/';
 /** The global the bundle sets: the module's exports. */
 const GLOBAL = 'evosciFollowRun';
-const SOURCE = new URL('../../src/flow/followRun.ts', import.meta.url).pathname;
+const SOURCE = new URL('../../src/runs/followRun.ts', import.meta.url).pathname;
 
 let script: Promise<string> | undefined;
 /** Numbers the functions exposed to pages: a name is exposed once per page. */
 let exposed = 0;
 
-/** `src/flow/followRun.ts` and what it imports as one classic script; fails if it pulls in a Node built-in. */
+/** `src/runs/followRun.ts` and what it imports as one classic script; fails if it pulls in a Node built-in. */
 function followRunScript(): Promise<string> {
   script ??= build({
     entryPoints: [SOURCE],

@@ -22,9 +22,9 @@ import { decodeLine } from '../decode/decodeLine.js';
 import { utf8Length } from '../decode/HeldLine.js';
 import { DecodeError, DecodeIssue, EvoSciError } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
-import { ForgottenRunError, RunHubError, UnknownRunError } from '../runs/errors.js';
-import { errorOfEnd } from '../runs/runEnd.js';
-import { RunEnd, RunErrorInfo, type IndexedEvent } from '../runs/wire.js';
+import { ForgottenRunError, RunHubError, UnknownRunError } from './errors.js';
+import { errorOfEnd } from './runEnd.js';
+import { RunEnd, RunErrorInfo, type IndexedEvent } from './wire.js';
 import { sseMessages, SseOverflowError, type EventSourceMessage } from './sseReader.js';
 
 /** Options of `followRun`; the decode options work as in `fromJsonl`, an issue's `line` being the event's index. */
