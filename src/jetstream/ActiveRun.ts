@@ -32,10 +32,10 @@ export class ActiveRun {
     void this.msg.ackAck().catch(() => undefined);
   }
 
-  /** Handed back at once: another worker starts the next attempt. */
-  nak(): void {
+  /** Handed back, at once or after `delayMs`: another worker starts the next attempt. */
+  nak(delayMs?: number): void {
     clearInterval(this.timer);
-    this.msg.nak();
+    this.msg.nak(delayMs);
   }
 
   /** Left alone: another attempt owns the request now. */

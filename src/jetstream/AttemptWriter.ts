@@ -1,36 +1,48 @@
-import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Observable, Subscriber, Subscription } from 'rxjs';
 import { toJsonl } from '../decode/jsonl.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
-import { cancelPhaseOf } from './cancelled.js';
-import { AttemptSupersededError, BrokerError, DeadLetterError, StatusMovedError } from './errors.js';
-import { serverOf, type JetStreamLayout } from './layout.js';
+import type { FlowControl } from '../FlowControl.js';
+import { AttemptMessages, type AttemptIdentity, type Ending } from './AttemptMessages.js';
+import { Backpressure } from './Backpressure.js';
+import {
+  AttemptSupersededError,
+  BrokerError,
+  DeadLetterError,
+  StatusMovedError,
+  type StorageLimitError,
+} from './errors.js';
+import { clientsOf, serverOf } from './layout.js';
+import {
+  ageLimitError,
+  noRoomReason,
+  readStreamLimits,
+  runTooLargeError,
+  startRemovedError,
+  streamFullError,
+  watchAge,
+  type StreamLimits,
+} from './limits.js';
+import { partBytesOf } from './parts.js';
 import { publishStored, type PublishTarget, type PublishTiming } from './publishStored.js';
 import { PublishQueue } from './PublishQueue.js';
-import { encodeRecord, RunHeaders, serializeError, type FinishedRecord, type StartedRecord } from './records.js';
+import { encodeRecord, type FinishedRecord, type StartedRecord } from './records.js';
 import { readStatus, type StoredStatus } from './status.js';
 
 /** One attempt of one run as `publishTo` writes it: the options, checked and with their defaults. */
-export interface AttemptPlan {
-  readonly layout: JetStreamLayout;
-  readonly runId: string;
-  readonly attempt: number;
-  readonly worker: string | undefined;
-  readonly prompt: string | undefined;
+export interface AttemptPlan extends AttemptIdentity {
   readonly lastStatusSequence: number | undefined;
-  readonly requestSequence: number | undefined;
   readonly maxPendingAcks: number;
+  readonly maxPendingBytes: number;
   readonly maxBufferBytes: number;
+  /** Bytes of events one attempt may store; `Infinity`: no cap. */
+  readonly maxRunBytes: number;
+  /** The source's tap, paused above `highWaterBytes` awaiting storage and resumed below half. */
+  readonly flow: FlowControl | undefined;
+  readonly highWaterBytes: number;
   readonly timing: PublishTiming;
   readonly onStarted: ((record: StartedRecord, sequence: number) => void) | undefined;
   readonly onFinished: ((record: FinishedRecord) => void) | undefined;
-}
-
-/** How the source ended. */
-interface Ending {
-  readonly error?: unknown;
-  readonly failed: boolean;
 }
 
 /**
@@ -39,21 +51,20 @@ interface Ending {
  * event is stored; the subscriber ends when that record is. Status records
  * are conditional on the run's status subject (see `PublishToOptions`), so a
  * superseded attempt writes nothing more and ends with `AttemptSupersededError`.
+ * A limit the run meets (the stream's, or `maxRunBytes`) stops the source and
+ * ends the run with a `StorageLimitError` that says which.
  */
 export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
   private readonly queue: PublishQueue;
-  /**
-   * This writer's part of its status records' `Nats-Msg-Id`. The stream
-   * answers a repeated id as a duplicate before it checks the condition: two
-   * writers of one attempt (a worker held past the ack wait, and the one given
-   * the request meanwhile) sharing an id would each take the other's record
-   * for their own, and both write the run. Ids of their own make the
-   * condition refuse the later writer; a retry of one writer is still dropped.
-   */
-  private readonly writerId = randomUUID();
+  private readonly backpressure: Backpressure;
+  private readonly messages: AttemptMessages;
   private events = 0;
+  private runBytes = 0;
   /** The stream sequence of the `started` record, once stored. */
   private startSequence: number | undefined;
+  /** The events stream's limits, read as the attempt starts, for what they end and for saying which. */
+  private limits: Promise<StreamLimits | undefined> = Promise.resolve(undefined);
+  private stopWatchingAge: () => void = () => undefined;
   private ended: Ending | undefined;
   private stopped = false;
   private finishing = false;
@@ -64,43 +75,33 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
     private readonly plan: AttemptPlan,
     private readonly subscriber: Subscriber<T>,
   ) {
-    const eventSubject = plan.layout.attemptSubject(plan.runId, plan.attempt);
+    this.messages = new AttemptMessages(plan);
     this.queue = new PublishQueue(
-      (sequence, data) =>
-        publishStored(
-          nc,
-          {
-            subject: eventSubject,
-            msgID: `${plan.runId}.${plan.attempt}.${sequence}`,
-            headers: { ...this.headers(), [RunHeaders.sequence]: String(sequence) },
-          },
-          data,
-          plan.timing,
-        ),
-      plan,
-      () => this.finishIfDone(),
+      (sequence, data, part) => publishStored(nc, this.messages.event(sequence, part), data, plan.timing),
+      { ...plan, partBytes: partBytesOf(nc) },
+      () => {
+        this.backpressure.update(this.queue.held);
+        this.finishIfDone();
+      },
       (err) => this.fail(err),
     );
+    this.backpressure = new Backpressure(plan.flow, plan.highWaterBytes);
   }
 
   /** Writes `started`, and subscribes to the source. */
   start(source: Observable<T>): void {
-    const started: StartedRecord = {
-      record: 'started',
-      runId: this.plan.runId,
-      attempt: this.plan.attempt,
-      at: new Date().toISOString(),
-      ...(this.plan.worker === undefined ? {} : { worker: this.plan.worker }),
-      ...(this.plan.prompt === undefined ? {} : { prompt: this.plan.prompt }),
-      ...(this.plan.requestSequence === undefined ? {} : { request: this.plan.requestSequence }),
-    };
+    const started = this.messages.started();
+    this.limits = readStreamLimits(this.nc, this.plan.layout);
     this.fence()
-      .then((fence) => publishStored(this.nc, this.record('started', fence), encodeRecord(started), this.plan.timing))
+      .then((fence) =>
+        publishStored(this.nc, this.messages.status('started', fence), encodeRecord(started), this.plan.timing),
+      )
       .then((ack) => {
         this.startSequence = ack.seq;
         this.plan.onStarted?.(started, ack.seq);
         this.queue.open();
         this.finishIfDone();
+        this.watchAge();
       })
       .catch((err: unknown) => this.refused(err));
     this.source = source.subscribe({
@@ -108,7 +109,8 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
       error: (error: unknown) => this.end({ error, failed: true }),
       complete: () => this.end({ failed: false }),
     });
-    if (this.stopped) this.source.unsubscribe();
+    // Stopped, or a limit met, while subscribing.
+    if (this.stopped || this.ended) this.source.unsubscribe();
   }
 
   /**
@@ -142,27 +144,52 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
   stop(): void {
     this.stopped = true;
     this.queue.close();
+    this.stopWatchingAge();
+    this.backpressure.release();
     this.source?.unsubscribe();
   }
 
   private next(event: T): void {
-    if (this.stopped) return;
-    this.events++;
+    if (this.stopped || this.ended) return;
     // Buffer.from takes small strings from Node's pooled slabs, where TextEncoder allocates a buffer each.
-    if (!this.queue.push(Buffer.from(toJsonl(event), 'utf8'))) {
+    const data = Buffer.from(toJsonl(event), 'utf8');
+    this.runBytes += data.length;
+    if (this.runBytes > this.plan.maxRunBytes)
+      return this.limit(runTooLargeError(this.plan, this.plan.maxRunBytes, this.events + 1));
+    this.events++;
+    if (!this.queue.push(data)) {
       return this.fail(
         new BrokerError(
           `run ${this.plan.runId}: more than ${this.plan.maxBufferBytes} bytes of events await storage on ${serverOf(this.nc)}; the broker is not keeping up`,
         ),
       );
     }
+    this.backpressure.update(this.queue.held);
     // Passed on as it passes: the run's own subscriber is not held back by the broker.
     this.subscriber.next(event);
   }
 
   private end(ending: Ending): void {
+    if (this.ended) return;
     this.ended = ending;
+    this.stopWatchingAge();
     this.finishIfDone();
+  }
+
+  /** A limit met: the source is stopped, and the run ends with `error` once what it has stored so far is. */
+  private limit(error: StorageLimitError): void {
+    if (this.stopped || this.ended) return;
+    this.source?.unsubscribe();
+    this.end({ error, failed: true });
+  }
+
+  /** Once the `started` record is stored: stops the run before the stream's `max_age` would remove that record. */
+  private watchAge(): void {
+    const startedAt = Date.now();
+    void this.limits.then((read) => {
+      if (!read || this.stopped || this.ended) return;
+      this.stopWatchingAge = watchAge(read, () => this.limit(ageLimitError(this.plan, read, Date.now() - startedAt)));
+    });
   }
 
   private finishIfDone(): void {
@@ -170,8 +197,13 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
       return;
     this.finishing = true;
     const ending = this.ended;
-    const record = this.finishedRecord(ending, this.events);
-    publishStored(this.nc, this.record('finished', this.startSequence), encodeRecord(record), this.plan.timing).then(
+    const record = this.messages.finished(ending, this.events, this.startSequence);
+    publishStored(
+      this.nc,
+      this.messages.status('finished', this.startSequence),
+      encodeRecord(record),
+      this.plan.timing,
+    ).then(
       () => {
         if (this.stopped) return;
         this.stop();
@@ -191,64 +223,69 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
   private fail(err: unknown): void {
     if (this.stopped) return;
     this.stop();
-    if (this.startSequence === undefined || this.nc.isClosed()) return this.subscriber.error(err);
+    const reason = noRoomReason(err);
+    if (reason === undefined) return this.failed(err);
+    const { eventsStream } = this.plan.layout;
+    void this.limits.then((limits) => this.failed(streamFullError(this.plan, eventsStream, limits, reason, err)));
+  }
+
+  /** The run's end, once stopped by a failure: recorded as failed unless the record cannot be written. */
+  private failed(error: unknown): void {
+    if (this.startSequence === undefined || this.nc.isClosed()) return this.subscriber.error(error);
     // Only the events stored without a gap count: a consumer then ends at the error, not at a hole.
-    const record = this.finishedRecord({ error: err, failed: true }, this.queue.stored);
-    void publishStored(this.nc, this.record('finished', this.startSequence), encodeRecord(record), {
+    const record = this.messages.finished({ error, failed: true }, this.queue.stored, this.startSequence);
+    this.lastRecord(this.messages.status('finished', this.startSequence), record, error);
+  }
+
+  /** A status record was not stored: superseded (nothing more is written), its start removed, or the broker failed. */
+  private refused(err: unknown): void {
+    if (!(err instanceof StatusMovedError)) return this.fail(err);
+    if (this.stopped) return;
+    this.stop();
+    void this.afterRefusal(err);
+  }
+
+  /**
+   * The `finished` record was refused because the run's status moved: a newer
+   * attempt started (this one is superseded), or this attempt's `started`
+   * record is no longer in the stream. The run is then over, and its end is
+   * recorded after whatever its status now holds, with the error that says so.
+   */
+  private async afterRefusal(err: StatusMovedError): Promise<void> {
+    const { runId, attempt, layout } = this.plan;
+    const latest = await readStatus(this.nc, layout, runId).catch(() => undefined);
+    const record = latest?.record;
+    const newer = record !== undefined && (record.record === 'dead-letter' || record.attempt > attempt);
+    if (this.startSequence !== undefined && !newer && (await this.startRemoved(this.startSequence))) {
+      const error = startRemovedError(this.plan, layout.eventsStream, await this.limits, this.startSequence);
+      const finished = this.messages.finished({ error, failed: true }, this.queue.stored, this.startSequence);
+      return this.lastRecord(
+        this.messages.status('finished', latest?.sequence ?? 0, '.after-removal'),
+        finished,
+        error,
+      );
+    }
+    const next = record && record.record !== 'dead-letter' ? record.attempt : attempt + 1;
+    this.subscriber.error(new AttemptSupersededError(runId, attempt, Math.max(next, attempt + 1), { cause: err }));
+  }
+
+  /** Whether the stream no longer holds the message at `sequence` (a read that fails says nothing). */
+  private async startRemoved(sequence: number): Promise<boolean> {
+    const jsm = await clientsOf(this.nc).manager();
+    return jsm.streams.getMessage(this.plan.layout.eventsStream, { seq: sequence }).then(
+      (stored) => stored === null,
+      () => false,
+    );
+  }
+
+  /** Stores the record that ends a failed run, once and without retrying, then errors with `error`. */
+  private lastRecord(target: PublishTarget, record: FinishedRecord, error: unknown): void {
+    void publishStored(this.nc, target, encodeRecord(record), {
       ackTimeoutMs: this.plan.timing.ackTimeoutMs,
       retryForMs: 0,
     })
       .then(() => this.plan.onFinished?.(record))
       .catch(() => undefined)
-      .finally(() => this.subscriber.error(err));
+      .finally(() => this.subscriber.error(error));
   }
-
-  /** A status record was not stored: superseded (nothing more is written), or the broker failed. */
-  private refused(err: unknown): void {
-    if (!(err instanceof StatusMovedError)) return this.fail(err);
-    if (this.stopped) return;
-    this.stop();
-    const { runId, attempt } = this.plan;
-    void readStatus(this.nc, this.plan.layout, runId)
-      .catch(() => undefined)
-      .then((latest) => {
-        const record = latest?.record;
-        const next = record && record.record !== 'dead-letter' ? record.attempt : attempt + 1;
-        this.subscriber.error(new AttemptSupersededError(runId, attempt, Math.max(next, attempt + 1), { cause: err }));
-      });
-  }
-
-  private headers(): Record<string, string> {
-    return { [RunHeaders.runId]: this.plan.runId, [RunHeaders.attempt]: String(this.plan.attempt) };
-  }
-
-  private record(kind: 'started' | 'finished', expectLastSequence: number | undefined): PublishTarget {
-    return {
-      subject: this.plan.layout.statusSubject(this.plan.runId),
-      msgID: `${this.plan.runId}.${this.plan.attempt}.${kind}.${this.writerId}`,
-      headers: { ...this.headers(), [RunHeaders.record]: kind },
-      ...(expectLastSequence === undefined ? {} : { expectLastSequence }),
-    };
-  }
-
-  private finishedRecord(ending: Ending, events: number): FinishedRecord {
-    return {
-      record: 'finished',
-      runId: this.plan.runId,
-      attempt: this.plan.attempt,
-      at: new Date().toISOString(),
-      events,
-      startSequence: this.startSequence ?? 0,
-      outcome: ending.failed ? 'failed' : 'completed',
-      ...(ending.failed ? { error: serializeError(ending.error) } : {}),
-      ...(this.plan.worker === undefined ? {} : { worker: this.plan.worker }),
-      ...cancelledField(ending),
-    };
-  }
-}
-
-/** `cancelled` for the record of a run that `cancelRun` stopped: what it stopped. */
-function cancelledField(ending: Ending): Pick<FinishedRecord, 'cancelled'> {
-  const phase = ending.failed ? cancelPhaseOf(ending.error) : undefined;
-  return phase === undefined ? {} : { cancelled: phase };
 }

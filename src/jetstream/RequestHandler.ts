@@ -5,7 +5,7 @@ import type { EvoEvent } from '../events.js';
 import { ActiveRun } from './ActiveRun.js';
 import { recordQueuedCancel } from './cancelled.js';
 import type { CancelWatch } from './CancelWatch.js';
-import { AttemptSupersededError, brokerError, StatusMovedError } from './errors.js';
+import { AttemptSupersededError, brokerError, StatusMovedError, StorageLimitError } from './errors.js';
 import { publishStored } from './publishStored.js';
 import { publishTo } from './publishTo.js';
 import { requestHeadersOf } from './requestHeaders.js';
@@ -15,6 +15,9 @@ import { cancelRequested, readStatus, requestPending, supersedingError, type Sto
 import { StartGate } from './StartGate.js';
 import type { RunRequest } from './submitRun.js';
 import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
+
+/** How long a request whose run found no room in the events stream waits before it is taken again. */
+const NO_ROOM_RETAKE_DELAY_MS = 5000;
 
 /** What a request handler reports to its worker. */
 export interface WorkerHooks {
@@ -195,6 +198,7 @@ export class RequestHandler {
             attempt: attempt.number,
             worker: settings.worker,
             prompt,
+            flow: gate.flow,
             lastStatusSequence: attempt.fence,
             requestSequence: msg.seq,
             // A cancel stored before the started record is seen now; one after it reaches the run through the watch.
@@ -225,7 +229,8 @@ export class RequestHandler {
       return hooks.emit({ type: 'superseded', runId, attempt, nextAttempt: error.nextAttempt });
     }
     if (!recorded) {
-      entry.nak();
+      // A stream with no room has room again only as runs age out: the request is not taken again at once.
+      entry.nak(error instanceof StorageLimitError ? NO_ROOM_RETAKE_DELAY_MS : undefined);
       return hooks.emit({ type: 'returned', runId, attempt, error });
     }
     entry.ack();

@@ -6,9 +6,10 @@ import { JsonlDecoder, type DecodeOptions } from '../decode/JsonlDecoder.js';
 import { SubscriberSink } from '../decode/SubscriberSink.js';
 import { DecodeError, EvoSciError } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
-import { AttemptSupersededError, BrokerError, brokerError, DeadLetterError } from './errors.js';
+import { AttemptSupersededError, BrokerError, brokerError, DeadLetterError, StorageLimitError } from './errors.js';
 import { Follower, type FollowStart } from './follow.js';
 import type { JetStreamLayout } from './layout.js';
+import { partOf } from './parts.js';
 import { placeEvent, type EventPosition } from './positions.js';
 import { decodeRecord, deserializeError, RunHeaders, type FinishedRecord } from './records.js';
 import { ReorderBuffer, type InOrder } from './ReorderBuffer.js';
@@ -151,7 +152,17 @@ export class RunReader {
         ),
       );
     }
-    if (!this.order.add(sequence, message.data, message.seq)) return;
+    const part = partOf(message.headers?.get(RunHeaders.part));
+    if (part === null) {
+      return this.report(
+        new DecodeIssue(
+          sequence,
+          text.decode(message.data.subarray(0, 256)),
+          `message ${message.seq} of stream ${layout.eventsStream} has a malformed ${RunHeaders.part} header; dropped`,
+        ),
+      );
+    }
+    if (!this.order.add(sequence, message.data, message.seq, part)) return;
     for (let ready = this.order.take(); ready && !this.done; ready = this.order.take()) this.emit(ready);
     if (this.order.bytes > this.plan.maxHeldBytes) {
       this.end(
@@ -162,10 +173,16 @@ export class RunReader {
     }
   }
 
-  /** Decodes one event's payload as a line of `fromJsonl`: bytes counted as UTF-8, one strict/diagnostic rule. */
+  /**
+   * Decodes one event's payload as a line of `fromJsonl`: bytes counted as
+   * UTF-8, one strict/diagnostic rule. An event in parts is fed part by part
+   * and ends with its last: the decoder holds at most `maxLineBytes` of it, as
+   * it does of a long line from a CLI.
+   */
   private emit(ready: InOrder): void {
     this.current = ready;
     this.decoder.feed(ready.data, this.sink);
+    if (ready.part !== undefined && ready.part.index < ready.part.count) return;
     if (!this.sink.stopped) this.decoder.finish(this.sink);
     if (this.sink.fatal !== undefined) this.end(new DecodeError(this.numbered(this.sink.fatal)));
   }
@@ -208,8 +225,10 @@ export class RunReader {
   private finished(record: FinishedRecord): void {
     const { runId, layout } = this.plan;
     const emitted = this.order.next - 1;
+    // A run a limit stopped ends with the error that names it, even if that limit removed its first events.
+    const limited = record.error?.class === StorageLimitError.prototype.name;
     // A run that failed while storing its events says how many were stored; later ones may be held.
-    if (emitted < record.events || (this.order.size > 0 && record.outcome === 'completed')) {
+    if (!limited && (emitted < record.events || (this.order.size > 0 && record.outcome === 'completed'))) {
       return this.end(
         new BrokerError(
           `run ${runId} attempt ${record.attempt}: events ${emitted + 1} to ${record.events} are missing from stream ${layout.eventsStream} (removed by its limits?)`,

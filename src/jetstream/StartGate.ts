@@ -1,11 +1,12 @@
 import { defer, switchMap, type Observable } from 'rxjs';
 import type { EvoEvent } from '../events.js';
+import { FlowControl } from '../FlowControl.js';
 import { run, type RunOptions } from '../process/run.js';
 import { CancelRequest } from './cancelled.js';
 
 /**
  * Holds one attempt's CLI until the attempt's `started` record is stored and
- * no cancel of its run is: the check that keeps a cancelled run from ever
+ * no cancel of its run is (and its stdout while the broker is behind): the check that keeps a cancelled run from ever
  * starting. A cancel stored before that record is seen by `admit`; one stored
  * after it is delivered to the worker, which calls `cancel`. Either way
  * `run()` ends with a `CancelledError` whose cause is a `CancelRequest`:
@@ -13,6 +14,11 @@ import { CancelRequest } from './cancelled.js';
  * (SIGINT, then SIGTERM and SIGKILL on its process group).
  */
 export class StartGate {
+  /**
+   * The tap of the CLI's stdout, for `publishTo`: paused while the broker is
+   * behind, so that a slow link slows the CLI down instead of failing the run.
+   */
+  readonly flow = new FlowControl();
   private readonly abort = new AbortController();
   private readonly opened: Promise<void>;
   private open: () => void = () => undefined;
@@ -26,7 +32,7 @@ export class StartGate {
   /** `run()` of these options (checked now), its CLI started once `admit` lets it, stopped by `cancel`. */
   hold(options: RunOptions): Observable<EvoEvent> {
     const signal = options.signal ? AbortSignal.any([options.signal, this.abort.signal]) : this.abort.signal;
-    const run$ = run({ ...options, signal, lifeline: true });
+    const run$ = run({ ...options, signal, lifeline: true, flow: this.flow });
     return defer(() => this.opened).pipe(switchMap(() => run$));
   }
 

@@ -12,6 +12,18 @@ export const DEFAULTS = {
   maxPendingAcks: 256,
   /** Bytes of one attempt's events held while the broker is behind. */
   maxBufferBytes: 64 * MIB,
+  /**
+   * Bytes of events awaiting storage above which a writer given a
+   * `FlowControl` pauses its source (and below half of which it resumes it),
+   * at most half of `maxBufferBytes`.
+   */
+  highWaterBytes: 8 * MIB,
+  /**
+   * Bytes of publishes of one attempt awaiting their ack at most, past the
+   * first: the parts of a large event wait their turn rather than queue on a
+   * slow link past their ack timeout.
+   */
+  maxPendingBytes: 2 * MIB,
   /** Bytes of events a reader holds ahead of a missing one. */
   maxHeldBytes: 64 * MIB,
   /**

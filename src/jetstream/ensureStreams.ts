@@ -6,11 +6,21 @@ import { clientsOf, layoutOf, type JetStreamLayout, type LayoutOptions } from '.
 
 /** Options of `ensureStreams`; every one has a default fit for one server. */
 export interface EnsureStreamsOptions extends LayoutOptions {
-  /** How long events and status records are kept. Default 7 days. */
+  /**
+   * How long events and status records are kept. Default 7 days. A run may
+   * not last longer: `publishTo` stops it with a `StorageLimitError` before
+   * the stream would remove its `started` record.
+   */
   readonly eventsMaxAgeMs?: number;
   /** How long a request may wait for a worker. Default 0: until taken. */
   readonly requestsMaxAgeMs?: number;
-  /** Largest the events stream may grow, in bytes; the oldest messages go first. Default -1: no limit. */
+  /**
+   * Largest the events stream may grow, in bytes. Default -1: no limit. Full,
+   * it refuses new messages (`discard: new`) rather than remove stored ones:
+   * a run in progress is never removed by the growth of others, and one that
+   * meets the full stream fails with a `StorageLimitError` naming the limit.
+   * Room comes back as runs pass `eventsMaxAgeMs`.
+   */
   readonly eventsMaxBytes?: number;
   /** `file` (default: survives a broker restart) or `memory`. */
   readonly storage?: 'file' | 'memory';
@@ -46,6 +56,8 @@ export function streamConfigs(options: EnsureStreamsOptions = {}): {
     retention: RetentionPolicy.Limits,
     max_age: nanos(eventsMaxAgeMs),
     max_bytes: options.eventsMaxBytes ?? -1,
+    // Full, the stream refuses what comes rather than drop the oldest: the oldest may be a run in progress.
+    discard: DiscardPolicy.New,
   } as StreamConfig;
   const requests = {
     ...common,

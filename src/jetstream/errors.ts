@@ -50,6 +50,20 @@ export class BrokerError extends EvoSciError {
 }
 
 /**
+ * A run met a limit on what it may store, and was stopped rather than left
+ * to lose records silently: the events stream is full (`eventsMaxBytes`: it
+ * refuses new messages and removes nothing for room), the run would outlive
+ * the stream's `eventsMaxAgeMs` (its start would be removed while it runs),
+ * its start was removed all the same, or its events passed the writer's
+ * `maxRunBytes`. The message names the limit and its value.
+ */
+export class StorageLimitError extends BrokerError {
+  static {
+    this.prototype.name = 'StorageLimitError';
+  }
+}
+
+/**
  * A status record was refused because another was stored on the run's status
  * subject after the one its writer read (`Nats-Expected-Last-Subject-Sequence`):
  * the writer's attempt is no longer the run's current one. Internal: callers

@@ -27,10 +27,13 @@ export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions {
  * record. A run not started yet is waited for.
  *
  * Each event is emitted exactly once and in order: events are read by their
- * `EvoSci-Seq`, so a repeat is dropped and one stored out of order is held
- * until its turn. Payloads are decoded as lines of `fromJsonl`: a payload
- * that is not an event is an `onDiagnostic` issue (its `line` is the event's
- * sequence), or a `DecodeError` with `strict`.
+ * `EvoSci-Seq` (and the parts of a large one by their `EvoSci-Part`), so a
+ * repeat is dropped and one stored out of order is held until its turn.
+ * Payloads are decoded as lines of `fromJsonl`, an event in parts as one
+ * line fed part by part, so that no more than `maxLineBytes` of it is held:
+ * a payload that is not an event is an `onDiagnostic` issue (its `line` is
+ * the event's sequence), or a `DecodeError` with `strict`. A run a limit
+ * stopped errors with the `StorageLimitError` that names it.
  *
  * A new attempt never mixes into the one being followed: if the worker of
  * the followed attempt dies and the request is run again, the Observable

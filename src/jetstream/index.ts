@@ -1,7 +1,7 @@
 // The `evosci-rx/jetstream` entry, for Node: runs across machines through NATS JetStream, as the same Observables.
 export { cancelRun, type CancelOutcome, type CancelResult, type CancelRunOptions } from './cancelRun.js';
 export { ensureStreams, streamConfigs, type EnsureStreamsOptions } from './ensureStreams.js';
-export { AttemptSupersededError, BrokerError, DeadLetterError } from './errors.js';
+export { AttemptSupersededError, BrokerError, DeadLetterError, StorageLimitError } from './errors.js';
 export { fromJetStream, type FromJetStreamOptions } from './fromJetStream.js';
 export { positionOf, type EventPosition } from './positions.js';
 export { layoutOf, type JetStreamLayout, type LayoutOptions } from './layout.js';

@@ -27,6 +27,7 @@ import { AttemptSupersededError, brokerError } from './errors.js';
 import { fromJetStream } from './fromJetStream.js';
 import { clientsOf, layoutOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
 import { positionOf } from './positions.js';
+import { RunHeaders } from './records.js';
 import { readStatus } from './status.js';
 import { readSubmitted, storeSubmitted, type SubmittedRecord } from './submitted.js';
 import { submitRun } from './submitRun.js';
@@ -211,12 +212,16 @@ class JetStreamRunHub implements RunHub {
     await submitRun(this.nc, { runId: id, prompt, ...present }, { prefix: this.layout.prefix });
   }
 
-  /** Events stored so far by the attempt in progress. */
+  /**
+   * Events stored so far by the attempt in progress: the `EvoSci-Seq` of its
+   * last message (counting messages would count each part of a large event).
+   */
   private async eventsSoFar(id: string, attempt: number): Promise<number> {
     const jsm = await clientsOf(this.nc).manager();
     const subject = this.layout.attemptSubject(id, attempt);
-    const info = await jsm.streams.info(this.layout.eventsStream, { subjects_filter: subject }).catch(() => undefined);
-    return info?.state.subjects?.[subject] ?? 0;
+    const last = await jsm.streams.getMessage(this.layout.eventsStream, { last_by_subj: subject }).catch(() => null);
+    const sequence = Number(last?.header?.get(RunHeaders.sequence));
+    return Number.isSafeInteger(sequence) && sequence > 0 ? sequence : 0;
   }
 
   /** Whether the stream still holds anything of the run (its records aged out, or were removed by its limits). */

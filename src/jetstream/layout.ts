@@ -11,7 +11,8 @@ export interface LayoutOptions {
  * The subjects, streams and consumer of one deployment.
  *
  * ```
- * EVOSCI_EVENTS   (limits, file)   evosci.run.<runId>.<attempt>   the events of one attempt, in order
+ * EVOSCI_EVENTS   (limits, file,   evosci.run.<runId>.<attempt>   the events of one attempt, in order (a large one in parts)
+ *                  discard new)
  *                                  evosci.run.<runId>.status      started / finished / dead-letter records
  *                                  evosci.run.<runId>.cancel      a cancel asked of the run (`cancelRun`)
  *                                  evosci.run.<runId>.submitted   the run as a hub took it (`jetStreamRunHub`)

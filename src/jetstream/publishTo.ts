@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Observable } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../events.js';
+import type { FlowControl } from '../FlowControl.js';
 import { AttemptWriter } from './AttemptWriter.js';
 import { DEFAULTS } from './defaults.js';
 import { checkAttempt, checkRunId, layoutOf, type LayoutOptions } from './layout.js';
@@ -17,10 +18,33 @@ export interface PublishToOptions extends LayoutOptions {
   /** Publishes awaiting their ack at most. Default 256. */
   readonly maxPendingAcks?: number;
   /**
+   * Bytes of publishes awaiting their ack at most, past the first. Default
+   * 2 MiB: what is sent waits its turn on the link before its ack can come, so
+   * on a slow link this should be less than the link moves in `ackTimeoutMs`.
+   */
+  readonly maxPendingBytes?: number;
+  /**
    * Bytes of events held while the broker is behind, at most (default 64 MiB):
-   * a run's output cannot be paused, so past this the run fails with a `BrokerError`.
+   * past this the run fails with a `BrokerError`. With `flow`, the source is
+   * paused long before.
    */
   readonly maxBufferBytes?: number;
+  /**
+   * The tap of the source, as `run({ flow })` takes it: paused once more than
+   * `highWaterBytes` of events await storage, resumed below half of that, so
+   * that a broker that falls behind slows the CLI down (its stdout is no
+   * longer read, and it waits on its writes) instead of failing the run.
+   * `serveRuns` gives each run one of its own.
+   */
+  readonly flow?: FlowControl;
+  /** Bytes awaiting storage above which `flow` is paused. Default 8 MiB, at most half of `maxBufferBytes`. */
+  readonly highWaterBytes?: number;
+  /**
+   * Bytes of events (as JSON lines) one attempt may store. Past it the source
+   * is stopped and the run fails with a `StorageLimitError` naming the limit,
+   * recorded in its `finished` record. Default: no cap.
+   */
+  readonly maxRunBytes?: number;
   /** Milliseconds to wait for one ack. Default 5000. */
   readonly ackTimeoutMs?: number;
   /** How long a publish is retried (same `Nats-Msg-Id`, so never stored twice) before the run fails. Default 30 s. */
@@ -56,12 +80,23 @@ export interface PublishToOptions extends LayoutOptions {
  *
  * Every event goes to `<prefix>.run.<runId>.<attempt>` with its JSON line as
  * payload and the headers `EvoSci-Run-Id`, `EvoSci-Attempt`, `EvoSci-Seq` and
- * `Nats-Msg-Id` (`<runId>.<attempt>.<seq>`). At most `maxPendingAcks`
- * publishes await their ack; events wait in order behind them, at most
- * `maxBufferBytes` of them. A publish that cannot be stored within
- * `retryForMs` unsubscribes the source (which stops a run) and errors with a
+ * `Nats-Msg-Id` (`<runId>.<attempt>.<seq>`). An event longer than one
+ * message of the server (its `max_payload` less room for headers, at most
+ * 1 MiB) goes as parts on the same subject, each with the event's
+ * `EvoSci-Seq`, `EvoSci-Part: <part>/<parts>` and an id of its own
+ * (`<runId>.<attempt>.<seq>.<part>`); `fromJetStream` joins them. At most
+ * `maxPendingAcks` publishes await their ack; events wait in order behind
+ * them, at most `maxBufferBytes` of them, and with `flow` the source is
+ * paused long before. A publish that cannot be stored within `retryForMs`
+ * unsubscribes the source (which stops a run) and errors with a
  * `BrokerError`. Unsubscribing stops the source and writes no record: a
  * worker's next attempt supersedes the half one.
+ *
+ * A limit on what the run may store stops the source and ends the run with a
+ * `StorageLimitError` naming it, recorded in its `finished` record where the
+ * stream has room for it: a full stream (`eventsMaxBytes`), its
+ * `eventsMaxAgeMs` (the run is stopped before its `started` record would be
+ * removed), a `started` record removed all the same, or `maxRunBytes`.
  *
  * ```
  * source:    --a----b--c---|
@@ -86,6 +121,13 @@ export function publishTo(
   if (!(Number.isInteger(maxPendingAcks) && maxPendingAcks >= 1))
     throw new TypeError(`maxPendingAcks must be an integer ≥ 1, got ${String(maxPendingAcks)}`);
   if (!(maxBufferBytes >= 1)) throw new TypeError(`maxBufferBytes must be ≥ 1, got ${String(maxBufferBytes)}`);
+  const maxPendingBytes = options.maxPendingBytes ?? DEFAULTS.maxPendingBytes;
+  if (!(maxPendingBytes >= 1)) throw new TypeError(`maxPendingBytes must be ≥ 1, got ${String(maxPendingBytes)}`);
+  const highWaterBytes = options.highWaterBytes ?? Math.min(DEFAULTS.highWaterBytes, maxBufferBytes / 2);
+  if (!(highWaterBytes >= 1 && highWaterBytes <= maxBufferBytes))
+    throw new TypeError(`highWaterBytes must be from 1 to maxBufferBytes, got ${String(highWaterBytes)}`);
+  const maxRunBytes = options.maxRunBytes ?? Infinity;
+  if (!(maxRunBytes >= 1)) throw new TypeError(`maxRunBytes must be ≥ 1, got ${String(maxRunBytes)}`);
   const plan = {
     layout: layoutOf(options),
     runId,
@@ -95,7 +137,11 @@ export function publishTo(
     lastStatusSequence: options.lastStatusSequence,
     requestSequence: options.requestSequence,
     maxPendingAcks,
+    maxPendingBytes,
     maxBufferBytes,
+    maxRunBytes,
+    flow: options.flow,
+    highWaterBytes,
     timing: {
       ackTimeoutMs: options.ackTimeoutMs ?? DEFAULTS.ackTimeoutMs,
       retryForMs: options.retryForMs ?? DEFAULTS.retryForMs,

@@ -12,7 +12,7 @@ import {
   TruncatedStreamError,
   type EvoSciErrorDetails,
 } from '../errors.js';
-import { BrokerError, DeadLetterError } from './errors.js';
+import { BrokerError, DeadLetterError, StorageLimitError } from './errors.js';
 
 /** Message headers written on every event and record. */
 export const RunHeaders = {
@@ -22,6 +22,11 @@ export const RunHeaders = {
   sequence: 'EvoSci-Seq',
   /** On status records: `started`, `finished` or `dead-letter`. */
   record: 'EvoSci-Record',
+  /**
+   * On an event too large for one message, which goes as several with the
+   * same `EvoSci-Seq`: the 1-based place of this one, `<part>/<parts>`.
+   */
+  part: 'EvoSci-Part',
 } as const;
 
 /** An error as JSON: its class name, its own message (without the stderr lines the class appends) and its details. */
@@ -97,6 +102,7 @@ const ERROR_CLASSES: Record<string, new (message: string, details?: EvoSciErrorD
   TimeoutError,
   CancelledError,
   BrokerError,
+  StorageLimitError,
 };
 
 /** An error of a run as JSON. Errors that are not an `EvoSciError` keep their name and message. */

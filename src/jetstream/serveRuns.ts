@@ -46,7 +46,16 @@ export interface ServeRunsOptions extends LayoutOptions {
    */
   readonly pipeRun?: PipeRun;
   /** How events are published. */
-  readonly publish?: Pick<PublishToOptions, 'maxPendingAcks' | 'maxBufferBytes' | 'ackTimeoutMs' | 'retryForMs'>;
+  readonly publish?: Pick<
+    PublishToOptions,
+    | 'maxPendingAcks'
+    | 'maxPendingBytes'
+    | 'maxBufferBytes'
+    | 'highWaterBytes'
+    | 'maxRunBytes'
+    | 'ackTimeoutMs'
+    | 'retryForMs'
+  >;
 }
 
 /**
@@ -55,7 +64,9 @@ export interface ServeRunsOptions extends LayoutOptions {
  * at a time, and runs each with `run()` (with `lifeline`, so its CLI dies
  * with this process) through `publishTo`. The request stays in progress
  * (`working()`) while the run lasts and is acknowledged once its `finished`
- * record is stored. A worker that dies stops confirming, and after
+ * record is stored. While more than `publish.highWaterBytes` of a run's
+ * events await storage (a slow link, a broker that falls behind), its CLI's
+ * stdout is not read, and the CLI waits on its writes. A worker that dies stops confirming, and after
  * `ackWaitMs` the request goes to another worker as the next attempt,
  * numbered from the run's status records; the delivery after `maxAttempts`
  * writes a `dead-letter` record instead, and so does a request that is not

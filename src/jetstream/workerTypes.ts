@@ -55,6 +55,15 @@ export interface WorkerSettings {
   readonly timing: PublishTiming;
   readonly runOptions: Omit<RunOptions, 'prompt'> | ((request: RunRequest, attempt: number) => RunOptions) | undefined;
   readonly allowFromRequest: readonly RequestField[];
-  readonly publish: Pick<PublishToOptions, 'maxPendingAcks' | 'maxBufferBytes' | 'ackTimeoutMs' | 'retryForMs'>;
+  readonly publish: Pick<
+    PublishToOptions,
+    | 'maxPendingAcks'
+    | 'maxPendingBytes'
+    | 'maxBufferBytes'
+    | 'highWaterBytes'
+    | 'maxRunBytes'
+    | 'ackTimeoutMs'
+    | 'retryForMs'
+  >;
   readonly pipeRun: PipeRun | undefined;
 }

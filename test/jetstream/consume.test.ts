@@ -281,25 +281,6 @@ describe('fromJetStream', () => {
     expect(remote.threadId).toBe('abc12345');
   });
 
-  it('fails a run with an event over the server’s max_payload with a BrokerError, which the remote consumer gets too', async () => {
-    const fake = fakeEvoSci([
-      { transcript: fixturePath('contract-example.jsonl'), count: 2 },
-      { bigLine: 2 * 1024 * 1024 },
-      { lines: ['{"type": "done", "content": "", "response": ""}'] },
-    ]);
-    const failure = (p: Promise<unknown>) =>
-      p.then(
-        () => new Error('completed'),
-        (e: unknown) => e as Error,
-      );
-    const local = await failure(lastValueFrom(run({ prompt: 'x', ...fake }).pipe(publishTo(nc, 'huge-1', { prefix }))));
-    expect(local).toBeInstanceOf(BrokerError);
-    expect(local.message).toMatch(/could not store huge-1\.1\.3 .*payload/i);
-    const remote = await failure(lastValueFrom(fromJetStream(nc, 'huge-1', { prefix }).pipe(toArray())));
-    expect(remote).toBeInstanceOf(BrokerError);
-    expect(remote.message).toBe(local.message);
-  });
-
   it('rejects a run id that is not one subject token', () => {
     expect(() => fromJetStream(nc, 'a.b')).toThrow(TypeError);
     expect(() => publishTo(nc, 'a b')).toThrow(TypeError);

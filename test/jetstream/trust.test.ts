@@ -181,14 +181,18 @@ describe('a run whose start the stream has removed', () => {
   it('errors at once, saying so, instead of waiting for a start that will not come', async () => {
     const nc = await connectBroker();
     const prefix = uniquePrefix('evict');
-    const layout = await ensureStreams(nc, { prefix, storage: 'memory', eventsMaxBytes: 16 * 1024 });
+    const layout = await ensureStreams(nc, { prefix, storage: 'memory' });
     const source = new Subject<EvoEvent>();
-    const publishing = lastValueFrom(source.pipe(publishTo(nc, 'evict-1', { prefix }))).catch(() => undefined);
+    let startSequence = 0;
+    const publishing = lastValueFrom(
+      source.pipe(publishTo(nc, 'evict-1', { prefix, onStarted: (_, sequence) => (startSequence = sequence) })),
+    ).catch(() => undefined);
     try {
       const jsm = await jetstreamManager(nc);
-      // Events until the stream's byte limit has pushed out the started record (its first message).
-      for (let i = 0; (await jsm.streams.info(layout.eventsStream)).state.first_seq <= 1; i++)
-        source.next({ type: 'text', content: `${i} ${'x'.repeat(500)}` });
+      for (let i = 0; i < 5; i++) source.next({ type: 'text', content: `${i}` });
+      while (startSequence === 0) await new Promise((r) => setTimeout(r, 10));
+      // As the stream's max_age (or an operator's purge) would: the run's first message, its started record, goes.
+      await jsm.streams.deleteMessage(layout.eventsStream, startSequence, false);
       const error = await lastValueFrom(fromJetStream(nc, 'evict-1', { prefix })).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(BrokerError);
       expect((error as Error).message).toMatch(/the started record of attempt 1 is no longer in stream/);

@@ -110,6 +110,7 @@ const surface: Record<string, readonly string[]> = {
     'SerializedError',
     'StartedRecord',
     'StatusRecord',
+    'StorageLimitError',
     'cancelRun',
     'deserializeError',
     'ensureStreams',
