@@ -80,9 +80,9 @@ export interface PublishToOptions extends LayoutOptions {
  *
  * Every event goes to `<prefix>.run.<runId>.<attempt>` with its JSON line as
  * payload and the headers `EvoSci-Run-Id`, `EvoSci-Attempt`, `EvoSci-Seq` and
- * `Nats-Msg-Id` (`<runId>.<attempt>.<seq>`). An event longer than one
- * message of the server (its `max_payload` less room for headers, at most
- * 1 MiB) goes as parts on the same subject, each with the event's
+ * `Nats-Msg-Id` (`<runId>.<attempt>.<seq>`). An event longer than 16 KiB
+ * (or than the server's `max_payload` less room for headers, if that is
+ * less) goes as parts on the same subject, each with the event's
  * `EvoSci-Seq`, `EvoSci-Part: <part>/<parts>` and an id of its own
  * (`<runId>.<attempt>.<seq>.<part>`); `fromJetStream` joins them. At most
  * `maxPendingAcks` publishes await their ack; events wait in order behind

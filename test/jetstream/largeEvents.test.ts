@@ -12,6 +12,7 @@ import { fromJsonl, toJsonl } from '../../src/decode/jsonl.js';
 import type { DecodeIssue } from '../../src/errors.js';
 import type { EvoEvent } from '../../src/events.js';
 import { fromJetStream, positionOf, publishTo, submitRun, type RunRequest } from '../../src/jetstream/index.js';
+import { partBytesOf } from '../../src/jetstream/parts.js';
 import { encodeRecord } from '../../src/jetstream/records.js';
 import { run } from '../../src/process/run.js';
 import { fakeEvoSci } from '../../testing/index.js';
@@ -81,30 +82,30 @@ describe('events larger than the broker’s max_payload', () => {
     120_000,
   );
 
-  it('stores an event as parts of at most max_payload, in order, each with the event’s EvoSci-Seq', async () => {
+  it('stores an event as parts that each fit a message, in order, each with the event’s EvoSci-Seq', async () => {
     const runId = await submitRun(connection(), { prompt: '3' }, { prefix });
     await lastValueFrom(fromJetStream(reader, runId, { prefix }));
-    const js = jetstream(reader);
-    const consumer = await js.consumers.get(layout.eventsStream, {
+    const line = Buffer.from(toJsonl(bigResult(3 * MB) as EvoEvent));
+    const size = partBytesOf(reader);
+    // Room is left in each for its headers, which count against max_payload too.
+    expect(size).toBeLessThanOrEqual(reader.info!.max_payload - 4096);
+    const parts = Math.ceil(line.length / size);
+    const consumer = await jetstream(reader).consumers.get(layout.eventsStream, {
       filter_subjects: layout.attemptSubject(runId, 1),
       deliver_policy: DeliverPolicy.All,
     });
     const messages = [];
-    for (let left = 6; left > 0; left--) messages.push((await consumer.next({ expires: 2000 }))!);
+    for (let left = parts + 3; left > 0; left--) messages.push((await consumer.next({ expires: 2000 }))!);
     await consumer.delete();
     const headers = messages.map((m) => [m.headers?.get('EvoSci-Seq'), m.headers?.get('EvoSci-Part') || undefined]);
     expect(headers).toEqual([
       ['1', undefined],
       ['2', undefined],
-      ['3', '1/3'],
-      ['3', '2/3'],
-      ['3', '3/3'],
+      ...Array.from({ length: parts }, (_, i) => ['3', `${i + 1}/${parts}`]),
       ['4', undefined],
     ]);
-    // Room is left in each for its headers, which count against max_payload too.
-    for (const m of messages) expect(m.data.length).toBeLessThanOrEqual(reader.info!.max_payload - 4096);
-    const line = Buffer.concat(messages.slice(2, 5).map((m) => m.data));
-    expect(line.equals(Buffer.from(toJsonl(bigResult(3 * MB) as EvoEvent)))).toBe(true);
+    for (const m of messages) expect(m.data.length).toBeLessThanOrEqual(size);
+    expect(Buffer.concat(messages.slice(2, -1).map((m) => m.data)).equals(line)).toBe(true);
   }, 60_000);
 
   it('carries a write_file call of 8 MB and a 2 MB done, in any script, as run() read them', async () => {
