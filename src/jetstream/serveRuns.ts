@@ -4,11 +4,10 @@ import { Observable } from 'rxjs';
 import type { RunOptions } from '../process/run.js';
 import { DEFAULTS } from './defaults.js';
 import { layoutOf, type LayoutOptions } from './layout.js';
-import type { PublishToOptions } from './publishTo.js';
 import type { RunRequest } from './submitRun.js';
 import { REQUEST_FIELDS, type RequestField } from './requests.js';
 import { Worker } from './Worker.js';
-import type { PipeRun, WorkerActivity, WorkerSettings } from './workerTypes.js';
+import type { PipeRun, WorkerActivity, WorkerPublishOptions, WorkerSettings } from './workerTypes.js';
 
 /** Options of `serveRuns`. */
 export interface ServeRunsOptions extends LayoutOptions {
@@ -46,16 +45,7 @@ export interface ServeRunsOptions extends LayoutOptions {
    */
   readonly pipeRun?: PipeRun;
   /** How events are published. */
-  readonly publish?: Pick<
-    PublishToOptions,
-    | 'maxPendingAcks'
-    | 'maxPendingBytes'
-    | 'maxBufferBytes'
-    | 'highWaterBytes'
-    | 'maxRunBytes'
-    | 'ackTimeoutMs'
-    | 'retryForMs'
-  >;
+  readonly publish?: WorkerPublishOptions;
 }
 
 /**

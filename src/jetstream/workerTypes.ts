@@ -45,6 +45,18 @@ export type WorkerActivity =
 
 export type { PipeRun } from './pipeRun.js';
 
+/** The options of `publishTo` a worker takes for its runs (`ServeRunsOptions.publish`). */
+export type WorkerPublishOptions = Pick<
+  PublishToOptions,
+  | 'maxPendingAcks'
+  | 'maxPendingBytes'
+  | 'maxBufferBytes'
+  | 'highWaterBytes'
+  | 'maxRunBytes'
+  | 'ackTimeoutMs'
+  | 'retryForMs'
+>;
+
 /** The options of `serveRuns`, checked and with their defaults. */
 export interface WorkerSettings {
   readonly layout: JetStreamLayout;
@@ -55,15 +67,6 @@ export interface WorkerSettings {
   readonly timing: PublishTiming;
   readonly runOptions: Omit<RunOptions, 'prompt'> | ((request: RunRequest, attempt: number) => RunOptions) | undefined;
   readonly allowFromRequest: readonly RequestField[];
-  readonly publish: Pick<
-    PublishToOptions,
-    | 'maxPendingAcks'
-    | 'maxPendingBytes'
-    | 'maxBufferBytes'
-    | 'highWaterBytes'
-    | 'maxRunBytes'
-    | 'ackTimeoutMs'
-    | 'retryForMs'
-  >;
+  readonly publish: WorkerPublishOptions;
   readonly pipeRun: PipeRun | undefined;
 }
