@@ -1,5 +1,5 @@
-import type { JsMsg } from '@nats-io/jetstream';
 import type { Subscription } from 'rxjs';
+import type { RequestDelivery } from './RequestDelivery.js';
 
 /**
  * A request a worker is running: it confirms the request is being worked on
@@ -8,11 +8,11 @@ import type { Subscription } from 'rxjs';
  * each time.
  */
 export class ActiveRun {
-  private msg: JsMsg;
+  private msg: RequestDelivery;
   private readonly timer: ReturnType<typeof setInterval>;
   subscription: Subscription | undefined;
 
-  constructor(msg: JsMsg, heartbeatMs: number, onBeat: () => void) {
+  constructor(msg: RequestDelivery, heartbeatMs: number, onBeat: () => void) {
     this.msg = msg;
     this.timer = setInterval(() => {
       this.msg.working();
@@ -21,7 +21,7 @@ export class ActiveRun {
   }
 
   /** Delivered again while this worker runs it (its confirmation reached the server late): keeps it. */
-  adopt(msg: JsMsg): void {
+  adopt(msg: RequestDelivery): void {
     this.msg = msg;
     msg.working();
   }

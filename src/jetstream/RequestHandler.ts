@@ -1,5 +1,4 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { JsMsg } from '@nats-io/jetstream';
 import type { Observable } from 'rxjs';
 import type { EvoEvent } from '../events.js';
 import { ActiveRun } from './ActiveRun.js';
@@ -15,6 +14,7 @@ import { cancelRequested, readStatus, requestPending, supersedingError, type Sto
 import { StartGate } from './StartGate.js';
 import type { RunRequest } from './submitRun.js';
 import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
+import type { RequestDelivery } from './RequestDelivery.js';
 
 /** How long a request whose run found no room in the events stream waits before it is taken again. */
 const NO_ROOM_RETAKE_DELAY_MS = 5000;
@@ -52,7 +52,7 @@ export class RequestHandler {
   ) {}
 
   /** Resolves once the request is settled, or its run has ended. */
-  async handle(msg: JsMsg): Promise<void> {
+  async handle(msg: RequestDelivery): Promise<void> {
     const parsed = parseRequest(msg);
     if ('reason' in parsed) {
       await this.deadLetter(parsed.runId, parsed.reason, 0, 0);
@@ -109,7 +109,11 @@ export class RequestHandler {
   }
 
   /** Whether the run has ended, or runs under another request still in the queue: then it is acknowledged unrun. */
-  private async alreadyHandled(msg: JsMsg, runId: string, status: StoredStatus | undefined): Promise<boolean> {
+  private async alreadyHandled(
+    msg: RequestDelivery,
+    runId: string,
+    status: StoredStatus | undefined,
+  ): Promise<boolean> {
     const last = status?.record;
     let skip: { attempt: number; reason: string } | undefined;
     if (last?.record === 'finished') skip = { attempt: last.attempt, reason: 'run already finished' };
@@ -129,7 +133,11 @@ export class RequestHandler {
   }
 
   /** A run cancelled before this attempt: its end recorded (unless another worker did), its request acknowledged unrun. */
-  private async cancelledBefore(msg: JsMsg, runId: string, status: StoredStatus | undefined): Promise<boolean> {
+  private async cancelledBefore(
+    msg: RequestDelivery,
+    runId: string,
+    status: StoredStatus | undefined,
+  ): Promise<boolean> {
     if (!(await cancelRequested(this.nc, this.settings.layout, runId))) return false;
     const record = await recordQueuedCancel(this.nc, this.settings, runId, status);
     await msg.ackAck().catch(() => undefined);
@@ -139,7 +147,7 @@ export class RequestHandler {
   }
 
   /** Starts the attempt, or dead-letters a request whose options `run()` refuses. */
-  private async start(msg: JsMsg, attempt: Attempt): Promise<void> {
+  private async start(msg: RequestDelivery, attempt: Attempt): Promise<void> {
     const { runId } = attempt.request;
     const gate = new StartGate();
     let prompt: string;
@@ -160,7 +168,7 @@ export class RequestHandler {
   }
 
   private runAttempt(
-    msg: JsMsg,
+    msg: RequestDelivery,
     attempt: Attempt,
     prompt: string,
     events$: Observable<EvoEvent>,

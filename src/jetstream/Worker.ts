@@ -1,20 +1,18 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Consumer, JsMsg } from '@nats-io/jetstream';
 import type { Subscriber } from 'rxjs';
 import { DEFAULTS } from './defaults.js';
 import { CancelWatch } from './CancelWatch.js';
 import { BrokerError, brokerError } from './errors.js';
 import { serverOf } from './layout.js';
 import { RunHeaders } from './records.js';
+import type { RequestDelivery } from './RequestDelivery.js';
 import { RequestHandler } from './RequestHandler.js';
+import { WorkerInbox } from './WorkerInbox.js';
 import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
 import { workersConsumer } from './workersConsumer.js';
 
-/** How long a request handed back after a failed broker call waits before it is delivered again. */
-const RETAKE_DELAY_MS = 1000;
-
 /** The run id a request's header names, for reports. */
-function runIdOf(msg: JsMsg): string | undefined {
+function runIdOf(msg: RequestDelivery): string | undefined {
   return msg.headers?.get(RunHeaders.runId) || undefined;
 }
 
@@ -31,6 +29,7 @@ export class Worker {
   private handling = 0;
   private readonly handler: RequestHandler;
   private readonly cancels: CancelWatch;
+  private inbox: WorkerInbox | undefined;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -52,6 +51,7 @@ export class Worker {
   stop(): void {
     this.stopped = true;
     this.release();
+    this.inbox?.stop();
     this.handler.stopAll();
     this.cancels.stop();
   }
@@ -59,13 +59,15 @@ export class Worker {
   private async serve(): Promise<void> {
     // Before any request is taken: a cancel stored from then on reaches the run that holds it.
     await this.cancels.start();
-    const consumer = await workersConsumer(this.nc, this.settings.layout, this.settings.ackWaitMs);
+    await workersConsumer(this.nc, this.settings.layout, this.settings.ackWaitMs);
+    if (this.stopped) return;
+    const inbox = (this.inbox = new WorkerInbox(this.nc, this.settings.layout, DEFAULTS.pullExpiresMs));
     while (!this.stopped) {
       if (this.handling + this.pulling >= this.settings.concurrency) {
         await new Promise<void>((resolve) => (this.slotFreed = resolve));
         continue;
       }
-      const msg = await this.pull(consumer);
+      const msg = await this.pull(inbox);
       if (!msg) continue;
       if (this.stopped) {
         msg.nak();
@@ -76,13 +78,14 @@ export class Worker {
   }
 
   /** One request, or `null` when none came (or the broker is away: then after a pause). */
-  private async pull(consumer: Consumer): Promise<JsMsg | null> {
+  private async pull(inbox: WorkerInbox): Promise<RequestDelivery | null> {
     this.pulling++;
     try {
-      return await consumer.next({ expires: DEFAULTS.pullExpiresMs });
+      return await inbox.next();
     } catch (err) {
       if (this.nc.isClosed())
         throw new BrokerError(`stopped taking work: the connection to ${serverOf(this.nc)} closed`, { cause: err });
+      if (inbox.failure) throw inbox.failure;
       // The broker is away or restarting: ask again shortly.
       await new Promise((resolve) => setTimeout(resolve, 500));
       return null;
@@ -91,7 +94,7 @@ export class Worker {
     }
   }
 
-  private take(msg: JsMsg): void {
+  private take(msg: RequestDelivery): void {
     this.handling++;
     void this.handler
       .handle(msg)
@@ -100,7 +103,7 @@ export class Worker {
         if (this.nc.isClosed()) return this.fail(error);
         // A broker call failed or timed out before the run started: the request goes back,
         // to be taken again after a pause, and the worker goes on.
-        msg.nak(RETAKE_DELAY_MS);
+        msg.nak(DEFAULTS.retakeDelayMs);
         this.handler.report({ type: 'retrying', runId: runIdOf(msg), error });
       })
       .finally(() => {

@@ -34,6 +34,8 @@ export const DEFAULTS = {
   ackWaitMs: 10_000,
   /** How long one pull for a request waits on the server; also the longest a worker's stop waits for it. */
   pullExpiresMs: 5000,
+  /** How long a request a worker hands back (a failed broker call, no room) waits before it is delivered again. */
+  retakeDelayMs: 1000,
   /** Runs at once in one worker. */
   concurrency: 1,
   /** Attempts of a run before it is dead-lettered. */

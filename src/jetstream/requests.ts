@@ -1,9 +1,9 @@
-import type { JsMsg } from '@nats-io/jetstream';
 import type { RunOptions } from '../process/run.js';
 import { checkRunId } from './layout.js';
 import { RunHeaders } from './records.js';
 import { RunRequest } from './submitRun.js';
 import type { WorkerSettings } from './workerTypes.js';
+import type { RequestDelivery } from './RequestDelivery.js';
 
 /** A request as taken: the request, or why it cannot be run (with its run id when it names a valid one). */
 export type ParsedRequest =
@@ -20,7 +20,7 @@ function isRunId(runId: string): boolean {
 }
 
 /** The request in a message, or why it cannot be run. */
-export function parseRequest(msg: JsMsg): ParsedRequest {
+export function parseRequest(msg: RequestDelivery): ParsedRequest {
   let runId = msg.headers?.has(RunHeaders.runId) ? msg.headers.get(RunHeaders.runId) : undefined;
   // A header that names no valid run refuses the request: the body's runId is not taken in its place.
   if (runId !== undefined && !isRunId(runId)) {

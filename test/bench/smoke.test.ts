@@ -52,6 +52,17 @@ describe('benchmark smoke', () => {
     }
   }, 120_000);
 
+  it('jetstream-large.bench.ts stores and reads back large events, ours against the raw client', async () => {
+    const { stdout } = await bench('jetstream-large.bench.ts');
+    const row = (variant: string) =>
+      new RegExp(
+        `^\\| \\(${variant}\\) .*\\| +[\\d.]+ s \\| +[\\d.]+ MB/s \\| +[\\d.]+ s \\| +[\\d.]+ MB/s \\|$`,
+        'gm',
+      );
+    expect(stdout.match(row('raw'))).toHaveLength(1);
+    expect(stdout.match(row('ours'))).toHaveLength(2);
+  }, 120_000);
+
   it("failover.bench.ts times a killed worker's run to its next attempt and its end", async () => {
     const { stdout } = await bench('failover.bench.ts');
     expect(stdout).toMatch(/^\| 1 +\| +[\d.]+ s \| +[\d.]+ s \| +[\d.]+ s \| +[\d.]+ s \|$/m);

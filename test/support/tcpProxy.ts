@@ -7,16 +7,20 @@ export interface TcpProxyOptions {
   readonly delayMs?: number;
 }
 
+/** Which way a stalled link holds bytes: both ways, or only what the client sends (a one-way partition). */
+export type StallDirection = 'both' | 'toServer';
+
 /**
  * A loopback TCP proxy in front of a server, to break or slow one client's
  * link: `stall()` stops moving bytes both ways (the connection stays open and
- * every call waits), `resume()` moves them again, `cut()` closes every
+ * every call waits), `stall('toServer')` only what the client sends (it still
+ * receives), `resume()` moves them again, `cut()` closes every
  * connection (the client reconnects through the proxy); `delayMs` holds every
  * chunk that long each way, in order.
  */
 export class TcpProxy {
   private readonly pairs = new Map<[Socket, Socket], ProxyLink[]>();
-  private stalled = false;
+  private stalled: StallDirection | undefined;
 
   private constructor(
     private readonly server: Server,
@@ -36,13 +40,13 @@ export class TcpProxy {
     return joined.proxy;
   }
 
-  stall(): void {
-    this.stalled = true;
-    for (const pair of this.pairs.keys()) for (const socket of pair) socket.pause();
+  stall(direction: StallDirection = 'both'): void {
+    this.stalled = direction;
+    for (const pair of this.pairs.keys()) this.pauseStalled(pair);
   }
 
   resume(): void {
-    this.stalled = false;
+    this.stalled = undefined;
     for (const [pair, links] of this.pairs) {
       for (const socket of pair) socket.resume();
       for (const link of links) link.flush();
@@ -60,12 +64,13 @@ export class TcpProxy {
 
   private join(client: Socket, upstream: Socket): void {
     const pair: [Socket, Socket] = [client, upstream];
-    const isStalled = () => this.stalled;
+    const toServerStalled = () => this.stalled !== undefined;
+    const toClientStalled = () => this.stalled === 'both';
     // Small writes go out at once: a delay is the proxy's to add, not Nagle's.
     for (const socket of pair) socket.setNoDelay(true);
     const links = [
-      new ProxyLink(client, upstream, this.delayMs, isStalled),
-      new ProxyLink(upstream, client, this.delayMs, isStalled),
+      new ProxyLink(client, upstream, this.delayMs, toServerStalled),
+      new ProxyLink(upstream, client, this.delayMs, toClientStalled),
     ];
     this.pairs.set(pair, links);
     const end = () => {
@@ -75,6 +80,12 @@ export class TcpProxy {
       upstream.destroy();
     };
     for (const socket of pair) socket.on('error', end).on('close', end);
-    if (this.stalled) for (const socket of pair) socket.pause();
+    this.pauseStalled(pair);
+  }
+
+  /** Stops reading the sides whose bytes a stall holds: the client's, and the server's too unless one-way. */
+  private pauseStalled([client, upstream]: [Socket, Socket]): void {
+    if (this.stalled !== undefined) client.pause();
+    if (this.stalled === 'both') upstream.pause();
   }
 }
