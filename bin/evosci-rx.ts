@@ -4,7 +4,7 @@ import { takeUntil, tap, type Observable } from 'rxjs';
 import { fromJsonl } from '../src/decode/jsonl.js';
 import type { EvoEvent } from '../src/events.js';
 import { run, type ExitInfo } from '../src/process/run.js';
-import type { RunOutcome } from '../operators/summarize.js';
+import type { RunOutcome } from '../operators/index.js';
 import { parseCommand, USAGE, UsageError, type Command, type RunCommand, type ViewCommand } from './args.js';
 import { checkReadable, CommandError, openRecording, transcriptSource, type Recording } from './files.js';
 import { complain, onDiagnostic, resumeHint, show, threadLearned, version } from './output.js';

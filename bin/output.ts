@@ -8,7 +8,7 @@ import { toJsonl } from '../src/decode/jsonl.js';
 import type { EvoEvent } from '../src/events.js';
 import { SpawnError } from '../src/errors.js';
 import type { ExitInfo } from '../src/process/run.js';
-import { summarize, type RunSummary } from '../operators/summarize.js';
+import { summarize, type RunSummary } from '../operators/index.js';
 import { liveView } from '../viewer/liveView.js';
 import type { Stop } from './stop.js';
 

@@ -19,7 +19,7 @@ import type {
   PanelDispatchSummary,
   RunOutcome,
   RunSummary,
-} from './summarize.js';
+} from './summaryTypes.js';
 import type { UsageTotals } from './sumUsage.js';
 import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
 

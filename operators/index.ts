@@ -3,14 +3,14 @@ export { accumulateText } from './accumulateText.js';
 export { groupSubagents, type SubagentEvent, type SubagentRun } from './groupSubagents.js';
 export { ofType } from './ofType.js';
 export { pairToolCalls, type ToolInvocation } from './pairToolCalls.js';
-export {
-  summarize,
-  type DelegationSummary,
-  type InvocationSummary,
-  type PanelDispatchSummary,
-  type RunOutcome,
-  type RunSummary,
-} from './summarize.js';
+export { summarize } from './summarize.js';
+export type {
+  DelegationSummary,
+  InvocationSummary,
+  PanelDispatchSummary,
+  RunOutcome,
+  RunSummary,
+} from './summaryTypes.js';
 export { sumUsage, type UsageTotals } from './sumUsage.js';
 export { briefArgs, countToolCalls, isToolCall, jsonPreview, type ToolCallCounts } from './toolCalls.js';
 export { viewActions, type PanelDispatchEvent, type ViewAction } from './viewActions.js';

@@ -1,5 +1,6 @@
 import { stringifyPythonJson } from '../src/decode/pythonJson.js';
 import type { ToolInvocation } from './ToolCallTracker.js';
+import { cutText } from '../src/cutText.js';
 
 /** How many tool calls there are in each state, and in all. */
 export type ToolCallCounts = { readonly [S in ToolInvocation['status']]: number } & { readonly total: number };
@@ -38,7 +39,7 @@ export function countToolCalls(invocations: Iterable<Pick<ToolInvocation, 'name'
 export function briefArgs(args: Readonly<Record<string, unknown>>, width = Infinity): string {
   const first = Object.values(args).find((v): v is string => typeof v === 'string');
   const text = first ?? (Object.keys(args).length ? jsonPreview(args) : '');
-  return text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text;
+  return cutText(text, width);
 }
 
 /**

@@ -26,7 +26,8 @@ import { accumulateText } from './accumulateText.js';
 import { groupSubagents, type SubagentRun } from './groupSubagents.js';
 import { ofType } from './ofType.js';
 import { pairToolCalls, type ToolInvocation } from './pairToolCalls.js';
-import { summarize, type RunSummary } from './summarize.js';
+import { summarize } from './summarize.js';
+import type { RunSummary } from './summaryTypes.js';
 import { sumUsage, type UsageTotals } from './sumUsage.js';
 import { isToolCall } from './toolCalls.js';
 

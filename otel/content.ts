@@ -1,3 +1,5 @@
+import { cutText } from '../src/cutText.js';
+
 /**
  * Whether prompts, arguments and results are recorded on spans: `false` (the
  * default, as the conventions advise), `true` (each value cut to 4096
@@ -21,11 +23,7 @@ export class ContentPolicy {
 
   /** The text, cut to the limit, never inside a surrogate pair, with `…` where it was cut. */
   text(value: string): string {
-    if (value.length <= this.maxLength) return value;
-    let end = this.maxLength;
-    const last = value.charCodeAt(end - 1);
-    if (last >= 0xd800 && last <= 0xdbff) end--;
-    return `${value.slice(0, end)}…`;
+    return cutText(value, this.maxLength);
   }
 
   /** A value as JSON text, cut to the limit: span attributes hold no structured values yet. */

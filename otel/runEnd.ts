@@ -1,6 +1,6 @@
 import type { Span } from '@opentelemetry/api';
 import type { RunTally } from '../operators/RunTally.js';
-import type { RunOutcome } from '../operators/summarize.js';
+import type { RunOutcome } from '../operators/index.js';
 import type { ContentPolicy } from './content.js';
 import { AttributeName, ErrorType, Operation } from './conventions.js';
 import { CANCELLED, failureOf, markError, type Failure } from './failure.js';

@@ -1,3 +1,5 @@
+import { cutText } from './cutText.js';
+
 /** What every error of a run carries, whatever ended it. */
 export interface EvoSciErrorDetails {
   readonly exitCode?: number | undefined;
@@ -132,9 +134,8 @@ export class DecodeIssue {
     /** The line's event was still delivered: a note about it, never a `strict` error. */
     readonly kept = false,
   ) {
-    // A slice of a long line points into it, and so does a concatenation holding that slice: the start is
-    // copied into a string of its own (slicing a concatenation flattens it first), or a 50 MB bad line stays alive.
-    this.raw = raw.length > RAW_LIMIT ? `${raw.slice(0, RAW_LIMIT)}… `.slice(0, -1) : raw;
+    // A string of its own (see cutText), or a 50 MB bad line stays alive.
+    this.raw = cutText(raw, RAW_LIMIT);
   }
 
   toString(): string {

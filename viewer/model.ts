@@ -2,7 +2,7 @@ import { briefArgs } from '../operators/toolCalls.js';
 import type { PanelDispatchEvent, ViewAction } from '../operators/viewActions.js';
 import type { SubagentRun } from '../operators/groupSubagents.js';
 import type { ToolInvocation } from '../operators/pairToolCalls.js';
-import type { RunSummary } from '../operators/summarize.js';
+import type { RunSummary } from '../operators/index.js';
 import type { UsageTotals } from '../operators/sumUsage.js';
 
 // The live view's state, built from `viewActions`. It keeps what a frame can

@@ -1,10 +1,11 @@
 import type { Colors } from 'picocolors/types.js';
 import { showControls } from '../src/terminalText.js';
-import type { RunSummary } from '../operators/summarize.js';
+import type { RunSummary } from '../operators/index.js';
 import { briefArgs, countToolCalls, jsonPreview } from '../operators/toolCalls.js';
 import type { ToolInvocation } from '../operators/pairToolCalls.js';
 import type { ViewAction } from '../operators/viewActions.js';
 import type { ViewDelegation, ViewModel, ViewPanel, ViewTool } from './model.js';
+import { cutText } from '../src/cutText.js';
 
 // How the live view looks: the frame redrawn in place on a terminal, and the
 // lines printed one by one elsewhere.
@@ -22,7 +23,7 @@ export const formatting = {
   /** Cuts untrusted text to `width` characters on one line, every control character shown, never interpreted. */
   fit(text: string, width: number): string {
     const line = showControls(text.replace(/\s+/g, ' ').trim());
-    return line.length > width ? `${line.slice(0, Math.max(0, width - 1))}…` : line;
+    return cutText(line, width);
   },
 
   seconds(invocation: Pick<ToolInvocation, 'startedAt' | 'endedAt'>): string {

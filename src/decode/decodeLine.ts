@@ -5,6 +5,7 @@ import { fastGuard, type Guard } from './fastGuard.js';
 import { holdsUnsafeInteger, parsePythonJson, unsafeIntegers } from './pythonJson.js';
 import { doneAt } from './doneLine.js';
 import { textDeltaAt } from './textDelta.js';
+import { cutText } from '../cutText.js';
 
 // Kept importable from here, where the decoder's callers have always found it.
 export { DecodeIssue } from '../errors.js';
@@ -117,7 +118,7 @@ function show(value: unknown): string {
     // Nested deeper than JSON.stringify's stack: the diagnostic says so instead of failing the stream.
     text = Array.isArray(value) ? '[…]' : typeof value === 'object' ? '{…}' : typeof value;
   }
-  return text.length > VALUE_LIMIT ? `${text.slice(0, VALUE_LIMIT)}…` : text;
+  return cutText(text, VALUE_LIMIT);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cancelPhaseOf } from './cancelled.js';
+import { cancelPhaseOf } from './cancelRequest.js';
 import type { JetStreamLayout } from './layout.js';
 import { partHeader, type Part } from './parts.js';
 import type { PublishTarget } from './publishStored.js';

@@ -1,36 +1,18 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Observable } from 'rxjs';
 import type { EvoEvent } from '../events.js';
-import { ActiveRun } from './ActiveRun.js';
+import { AttemptRun, type Attempt, type WorkerHooks } from './AttemptRun.js';
 import { recordQueuedCancel } from './cancelled.js';
 import type { CancelWatch } from './CancelWatch.js';
-import { AttemptSupersededError, brokerError, StatusMovedError, StorageLimitError } from './errors.js';
+import { StatusMovedError } from './errors.js';
 import { publishStored } from './publishStored.js';
-import { publishTo } from './publishTo.js';
 import { requestHeadersOf } from './requestHeaders.js';
-import { encodeRecord, RunHeaders, type DeadLetterRecord, type FinishedRecord } from './records.js';
+import { encodeRecord, RunHeaders, type DeadLetterRecord } from './records.js';
 import { parseRequest, refusedField, requestRunOptions } from './requests.js';
-import { cancelRequested, readStatus, requestPending, supersedingError, type StoredStatus } from './status.js';
+import { cancelRequested, readStatus, requestPending, type StoredStatus } from './status.js';
 import { StartGate } from './StartGate.js';
-import type { RunRequest } from './submitRun.js';
 import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
 import type { RequestDelivery } from './RequestDelivery.js';
-
-/** How long a request whose run found no room in the events stream waits before it is taken again. */
-const NO_ROOM_RETAKE_DELAY_MS = 5000;
-
-/** What a request handler reports to its worker. */
-export interface WorkerHooks {
-  emit(activity: WorkerActivity): void;
-  isStopped(): boolean;
-}
-
-/** The attempt a request is to run as, and the status sequence its records are conditional on. */
-interface Attempt {
-  readonly request: RunRequest;
-  readonly number: number;
-  readonly fence: number;
-}
 
 /**
  * Takes each request a worker pulls: refuses one that cannot be run,
@@ -42,7 +24,7 @@ interface Attempt {
  * stream sequence.
  */
 export class RequestHandler {
-  private readonly active = new Map<number, ActiveRun>();
+  private readonly active = new Map<number, AttemptRun>();
 
   constructor(
     private readonly nc: NatsConnection,
@@ -164,106 +146,11 @@ export class RequestHandler {
       msg.term();
       return;
     }
-    await this.runAttempt(msg, attempt, prompt, events$, gate);
-  }
-
-  private runAttempt(
-    msg: RequestDelivery,
-    attempt: Attempt,
-    prompt: string,
-    events$: Observable<EvoEvent>,
-    gate: StartGate,
-  ): Promise<void> {
-    const { runId } = attempt.request;
-    const { settings, nc } = this;
-    return new Promise<void>((resolve) => {
-      let recorded: FinishedRecord | undefined;
-      let settled = false;
-      const settle = (error?: unknown) => {
-        if (settled) return;
-        settled = true;
-        this.active.delete(msg.seq);
-        unhold();
-        resolve();
-        this.settled(entry, attempt.number, runId, recorded, error);
-      };
-      // Ends the attempt without a record: the request goes back.
-      const abandon = (error: unknown) => {
-        entry.subscription?.unsubscribe();
-        settle(error);
-      };
-      const entry = new ActiveRun(msg, Math.max(250, Math.floor(settings.ackWaitMs / 3)), () =>
-        this.beat(runId, attempt.number, gate, (superseded) => settled || abandon(superseded)),
-      );
-      this.active.set(msg.seq, entry);
-      const unhold = this.cancels.hold(runId, () => gate.cancel());
-      this.hooks.emit({ type: 'started', runId, attempt: attempt.number });
-      entry.subscription = events$
-        .pipe(
-          publishTo(nc, runId, {
-            ...settings.publish,
-            prefix: settings.layout.prefix,
-            attempt: attempt.number,
-            worker: settings.worker,
-            prompt,
-            flow: gate.flow,
-            lastStatusSequence: attempt.fence,
-            requestSequence: msg.seq,
-            // A cancel stored before the started record is seen now; one after it reaches the run through the watch.
-            onStarted: () =>
-              void gate
-                .admit(() => cancelRequested(nc, settings.layout, runId))
-                .catch((err: unknown) => abandon(brokerError(nc, `could not check for a cancel of run ${runId}`, err))),
-            onFinished: (record) => (recorded = record),
-          }),
-        )
-        .subscribe({ error: settle, complete: () => settle() });
-    });
-  }
-
-  /** Settles the request of an attempt that ended, and reports how. */
-  private settled(
-    entry: ActiveRun,
-    attempt: number,
-    runId: string,
-    recorded: FinishedRecord | undefined,
-    error: unknown,
-  ): void {
-    const { hooks } = this;
-    if (hooks.isStopped()) return entry.release();
-    if (error instanceof AttemptSupersededError) {
-      // Another attempt owns the run and the request now: leave both alone.
-      entry.release();
-      return hooks.emit({ type: 'superseded', runId, attempt, nextAttempt: error.nextAttempt });
-    }
-    if (!recorded) {
-      // A stream with no room has room again only as runs age out: the request is not taken again at once.
-      entry.nak(error instanceof StorageLimitError ? NO_ROOM_RETAKE_DELAY_MS : undefined);
-      return hooks.emit({ type: 'returned', runId, attempt, error });
-    }
-    entry.ack();
-    if (recorded.cancelled) return hooks.emit({ type: 'cancelled', runId, attempt, phase: recorded.cancelled });
-    const outcome = error === undefined ? { outcome: 'completed' as const } : { outcome: 'failed' as const, error };
-    hooks.emit({ type: 'finished', runId, attempt, ...outcome });
-  }
-
-  /**
-   * At each confirmation: a newer attempt was started (this worker was thought
-   * dead): `supersede`, so that the CLI stops now, not at its end; or a cancel
-   * is stored that the watch missed (a reconnection): the run is stopped.
-   */
-  private beat(
-    runId: string,
-    attempt: number,
-    gate: StartGate,
-    supersede: (error: AttemptSupersededError) => void,
-  ): void {
-    const { nc, settings } = this;
-    void supersedingError(nc, settings.layout, runId, attempt).then((error) => error && supersede(error));
-    void cancelRequested(nc, settings.layout, runId).then(
-      (cancelled) => cancelled && gate.cancel(),
-      () => undefined,
-    );
+    const context = { nc: this.nc, settings: this.settings, hooks: this.hooks, cancels: this.cancels };
+    const run = new AttemptRun(context, msg, attempt, gate, () => this.active.delete(msg.seq));
+    this.active.set(msg.seq, run);
+    run.start(prompt, events$);
+    await run.settled;
   }
 
   /**

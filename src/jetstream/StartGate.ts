@@ -2,7 +2,7 @@ import { defer, switchMap, type Observable } from 'rxjs';
 import type { EvoEvent } from '../events.js';
 import { FlowControl } from '../FlowControl.js';
 import { run, type RunOptions } from '../process/run.js';
-import { CancelRequest } from './cancelled.js';
+import { CancelRequest } from './cancelRequest.js';
 
 /**
  * Holds one attempt's CLI until the attempt's `started` record is stored and

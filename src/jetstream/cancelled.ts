@@ -9,29 +9,6 @@ import { encodeRecord, RunHeaders, serializeError, type FinishedRecord } from '.
 import type { StoredStatus } from './status.js';
 import type { WorkerSettings } from './workerTypes.js';
 
-/** What a cancel stopped: an attempt in progress, or a run no attempt was running. */
-export type CancelPhase = 'queued' | 'running';
-
-/**
- * The reason a worker aborts a run's `signal` with when `cancelRun` asks: it
- * becomes the `cause` of the run's `CancelledError`, which is how the run's
- * `finished` record comes to say `cancelled` (a worker's own signal does not).
- */
-export class CancelRequest extends Error {
-  static {
-    this.prototype.name = 'CancelRequest';
-  }
-
-  constructor(readonly phase: CancelPhase) {
-    super(phase === 'running' ? 'cancelled while it ran' : 'cancelled before it started');
-  }
-}
-
-/** What a cancel stopped, if `error` is the end of a run `cancelRun` cancelled. */
-export function cancelPhaseOf(error: unknown): CancelPhase | undefined {
-  return error instanceof CancelledError && error.cause instanceof CancelRequest ? error.cause.phase : undefined;
-}
-
 /**
  * Records the end of a cancelled run that no attempt is running: one never
  * started (attempt 0), or one whose last attempt's worker died (that attempt).

@@ -2,7 +2,7 @@ import type { RunOptions } from '../process/run.js';
 import { checkRunId } from './layout.js';
 import { RunHeaders } from './records.js';
 import { RunRequest } from './submitRun.js';
-import type { WorkerSettings } from './workerTypes.js';
+import { REQUEST_FIELDS, type RequestField, type WorkerSettings } from './workerTypes.js';
 import type { RequestDelivery } from './RequestDelivery.js';
 
 /** A request as taken: the request, or why it cannot be run (with its run id when it names a valid one). */
@@ -63,10 +63,6 @@ export function parseRequest(msg: RequestDelivery): ParsedRequest {
   }
   return { request };
 }
-
-/** The fields of a request that set how it runs, besides its prompt and the thread it resumes. */
-export const REQUEST_FIELDS = ['workdir', 'autoMode', 'timeoutMs'] as const;
-export type RequestField = (typeof REQUEST_FIELDS)[number];
 
 /** Why a worker refuses a request: the first field it sets that the worker does not take from requests. */
 export function refusedField(settings: WorkerSettings, request: RunRequest): string | undefined {

@@ -5,7 +5,7 @@ import type { RunOptions } from '../process/run.js';
 import { DEFAULTS } from './defaults.js';
 import { layoutOf, type LayoutOptions } from './layout.js';
 import type { RunRequest } from './submitRun.js';
-import { REQUEST_FIELDS, type RequestField } from './requests.js';
+import { REQUEST_FIELDS, type RequestField } from './workerTypes.js';
 import { Worker } from './Worker.js';
 import type { PipeRun, WorkerActivity, WorkerPublishOptions, WorkerSettings } from './workerTypes.js';
 

@@ -1,10 +1,9 @@
 import type { RunOptions } from '../process/run.js';
-import type { CancelPhase } from './cancelled.js';
+import type { CancelPhase } from './cancelRequest.js';
 import type { PipeRun } from './pipeRun.js';
 import type { JetStreamLayout } from './layout.js';
 import type { PublishToOptions } from './publishTo.js';
 import type { PublishTiming } from './publishStored.js';
-import type { RequestField } from './requests.js';
 import type { RunRequest } from './submitRun.js';
 
 /** What a worker did, as `serveRuns` emits it. */
@@ -44,6 +43,10 @@ export type WorkerActivity =
   | { readonly type: 'dead-lettered'; readonly runId: string | undefined; readonly reason: string };
 
 export type { PipeRun } from './pipeRun.js';
+
+/** The fields of a request that set how it runs, besides its prompt and the thread it resumes. */
+export const REQUEST_FIELDS = ['workdir', 'autoMode', 'timeoutMs'] as const;
+export type RequestField = (typeof REQUEST_FIELDS)[number];
 
 /** The options of `publishTo` a worker takes for its runs (`ServeRunsOptions.publish`). */
 export type WorkerPublishOptions = Pick<

@@ -1,5 +1,6 @@
 import { checkDecodeOptions, type DecodeOptions } from '../decode/JsonlDecoder.js';
 import type { FlowControl } from '../FlowControl.js';
+import { cutText } from '../cutText.js';
 
 /** Options of `run()`. Only `prompt` is required. */
 export interface RunOptions extends DecodeOptions {
@@ -145,7 +146,7 @@ export function argvProblem(argv: readonly string[]): string | undefined {
     const bytes = Buffer.byteLength(arg) + 1;
     if (bytes <= MAX_ARG_BYTES) continue;
     const prompt = arg.startsWith('--prompt=');
-    const name = prompt ? 'the prompt' : `the argument ${JSON.stringify(arg.slice(0, 40))}…`;
+    const name = prompt ? 'the prompt' : `the argument ${JSON.stringify(cutText(arg, 40))}`;
     return (
       `${name} is ${prompt ? Buffer.byteLength(arg) - '--prompt='.length : bytes - 1} bytes of UTF-8, and one argument may hold at most ${MAX_ARG_BYTES - 1} on Linux: ` +
       'shorten it, or write the long text to a file in the workdir and ask the agent to read it'

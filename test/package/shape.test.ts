@@ -1,4 +1,4 @@
-// Every unit small enough to hold in one's head: no function of the library's own code over 80 lines.
+// Every unit small enough to hold in one's head: no function of the library's own code over 60 lines.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,7 +6,7 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const LIMIT = 80;
+const LIMIT = 60;
 
 function* sourceFiles(dir: string): Generator<string> {
   for (const name of readdirSync(dir)) {
@@ -36,7 +36,7 @@ function functionsOf(path: string): { where: string; lines: number }[] {
 
 describe('the shape of the code', () => {
   it(`has no function over ${LIMIT} lines in the library`, () => {
-    const all = ['index.ts', 'src', 'operators', 'viewer', 'testing', 'bin'].flatMap((part) => {
+    const all = ['index.ts', 'src', 'operators', 'otel', 'viewer', 'testing', 'bin'].flatMap((part) => {
       const path = join(root, part);
       return statSync(path).isDirectory() ? [...sourceFiles(path)].flatMap(functionsOf) : functionsOf(path);
     });

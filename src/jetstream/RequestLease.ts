@@ -1,16 +1,15 @@
-import type { Subscription } from 'rxjs';
 import type { RequestDelivery } from './RequestDelivery.js';
 
 /**
- * A request a worker is running: it confirms the request is being worked on
- * (`working()`) every `heartbeatMs` while the run lasts, through the latest
- * delivery of it, which is the one the server waits on, and calls `onBeat`
- * each time.
+ * A worker's hold on a request it runs: it confirms the request is being
+ * worked on (`working()`) every `heartbeatMs` while the run lasts, through
+ * the latest delivery of it, which is the one the server waits on, and calls
+ * `onBeat` each time. It ends acknowledged, handed back or left to another
+ * attempt.
  */
-export class ActiveRun {
+export class RequestLease {
   private msg: RequestDelivery;
   private readonly timer: ReturnType<typeof setInterval>;
-  subscription: Subscription | undefined;
 
   constructor(msg: RequestDelivery, heartbeatMs: number, onBeat: () => void) {
     this.msg = msg;
@@ -41,11 +40,5 @@ export class ActiveRun {
   /** Left alone: another attempt owns the request now. */
   release(): void {
     clearInterval(this.timer);
-  }
-
-  /** Stops the run and hands the request back. */
-  stop(): void {
-    this.subscription?.unsubscribe();
-    this.nak();
   }
 }

@@ -1,0 +1,83 @@
+// What `summarize()` reports: types only, shared by the tally that makes a summary and those who read one.
+import type { AskUserEvent, InterruptEvent } from '../src/events.js';
+import type { SubagentRun } from './groupSubagents.js';
+import type { UsageTotals } from './sumUsage.js';
+import type { ToolInvocation } from './ToolCallTracker.js';
+
+/**
+ * One tool invocation in a `RunSummary`: its final state without the events
+ * and the output, so a summary stays small however much the tools returned.
+ */
+export type InvocationSummary = Pick<
+  ToolInvocation,
+  'key' | 'id' | 'name' | 'args' | 'subagent' | 'instanceId' | 'status' | 'startedAt' | 'endedAt'
+> & {
+  /** The result's content of a failed invocation: what went wrong. */
+  readonly error?: string;
+};
+
+/** One delegation in a `RunSummary`: a `SubagentRun` with the number of its events in place of them. */
+export type DelegationSummary = Omit<SubagentRun, 'events$'> & {
+  /** Its `subagent_*` events. */
+  readonly events: number;
+};
+
+/** A sub-agent task started from code (`panel_dispatch_*` events), in a `RunSummary`. */
+export interface PanelDispatchSummary {
+  readonly id: string;
+  /** The `code_interpreter` call it ran inside; `''` when the producer did not know it. */
+  readonly evalId: string;
+  readonly subagentType: string;
+  readonly label: string;
+  readonly description: string;
+  /** `unfinished`: the stream ended before it completed or failed. */
+  readonly status: 'completed' | 'failed' | 'unfinished';
+  readonly durationMs?: number;
+  readonly error?: string;
+}
+
+/**
+ * How a run ended, from its events:
+ * - `completed`: `done`, nothing left to answer;
+ * - `needs-input`: `done` right after an `interrupt` or `ask_user` the run did
+ *   not go past (`--no-auto-mode`; the producer exits 0). A run that resumes
+ *   the thread sends a new message; the paused call never gets its answer;
+ * - `failed`: an `error` event;
+ * - `incomplete`: no `done` (the stream was cut, or the run was stopped).
+ */
+export type RunOutcome = 'completed' | 'needs-input' | 'failed' | 'incomplete';
+
+/** Everything a run did, as `summarize` reports it at completion. */
+export interface RunSummary {
+  readonly outcome: RunOutcome;
+  /**
+   * `done.response`, absent when the stream ended without `done`: the
+   * main agent's text of the whole run, not a separate final answer.
+   */
+  readonly response?: string;
+  /** The concatenated main-agent `text` deltas. */
+  readonly text: string;
+  /** The main agent's tokens: sub-agents spend tokens that no event reports. */
+  readonly usage: UsageTotals;
+  /** Every invocation in its final state, in the order first seen. */
+  readonly invocations: readonly InvocationSummary[];
+  /** Every delegation, in start order. */
+  readonly delegations: readonly DelegationSummary[];
+  /** Every panel dispatch, in start order. */
+  readonly panelDispatches: readonly PanelDispatchSummary[];
+  /** The messages of `error` events. */
+  readonly errors: readonly string[];
+  /** Every approval request and every question, answered or not. */
+  readonly interrupts: readonly InterruptEvent[];
+  readonly questions: readonly AskUserEvent[];
+  /**
+   * The approvals and questions the run stopped at. A run that resumes the
+   * thread sends its prompt as a new message, which the agent reads as a new
+   * request: the paused call itself is never answered.
+   */
+  readonly pendingApprovals: readonly InterruptEvent[];
+  readonly pendingQuestions: readonly AskUserEvent[];
+  /** Events seen, by `type` (unknown types included when kept). */
+  readonly counts: Readonly<Record<string, number>>;
+  readonly events: number;
+}
