@@ -1,53 +1,12 @@
+import { isKnownEvent, type EvoEvent, type UnknownEvent } from '../src/events.js';
 import {
-  isKnownEvent,
-  type EvoEvent,
-  type SubagentTextEvent,
-  type SubagentToolCallEvent,
-  type SubagentToolResultEvent,
-  type UnknownEvent,
-} from '../src/events.js';
-
-/** An event made inside a sub-agent: what a delegation's `events$` carries. */
-export type SubagentEvent = SubagentToolCallEvent | SubagentToolResultEvent | SubagentTextEvent;
-
-/** The state of one delegation, as `DelegationTracker` keeps it. */
-export interface Delegation {
-  /** Its `instance_id`; else the id of the `task` call that started it; else `subagent#n`. */
-  readonly key: string;
-  /** The producer's id of this delegation (0.2.x); `undefined` in streams without one. */
-  readonly instanceId: string | undefined;
-  /** The latest name: a second `subagent_start` replaces a placeholder. */
-  name: string;
-  /** The `subagent_type` of its `task` call. */
-  subagentType: string | undefined;
-  /** The `description` of its `subagent_start`, else (0.2.x sends `""` there) of its `task` call. */
-  description: string;
-  /** The `task` call's id, when one was seen. */
-  readonly taskCallId: string | undefined;
-  /** Events routed to it so far. */
-  events: number;
-  /** Its `task` result has arrived: the next `subagent_end` of its name is its own. */
-  ending: boolean;
-  open: boolean;
-  /** Its `subagent_end` arrived (rather than the stream ending first). */
-  ended: boolean;
-}
-
-/** What `DelegationTracker` reports. */
-export interface DelegationSink {
-  start(delegation: Delegation): void;
-  event(delegation: Delegation, event: SubagentEvent): void;
-  end(delegation: Delegation): void;
-}
-
-/** The name the producer gives a sub-agent before it knows the real one. */
-const PLACEHOLDER = 'sub-agent';
-
-interface TaskCall {
-  readonly id: string;
-  subagentType: string | undefined;
-  description: string | undefined;
-}
+  type Delegation,
+  type DelegationSink,
+  type DelegationState,
+  type SubagentEvent,
+  type TaskCall,
+} from './delegations.js';
+import { NameGroups } from './NameGroups.js';
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
@@ -55,16 +14,6 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
 function instanceOf(event: { readonly instance_id?: string | number }): string | undefined {
   const id = event.instance_id;
   return id === undefined || id === '' ? undefined : String(id);
-}
-
-interface State {
-  readonly delegation: Delegation;
-  readonly task: TaskCall | undefined;
-  /** Sub-agent tool calls still open, by name: where an id-less result goes. */
-  readonly openCalls: Map<string, number>;
-  readonly instanceIds: Set<string | number>;
-  /** Start order, across both kinds. */
-  readonly order: number;
 }
 
 /**
@@ -97,16 +46,14 @@ interface State {
  */
 export class DelegationTracker {
   /** Open delegations known by instance id. */
-  private readonly instances = new Map<string, State>();
-  /** Open delegations without one, in start order: grouped by name. */
-  private readonly open: State[] = [];
+  private readonly instances = new Map<string, DelegationState>();
+  /** Open delegations without one: grouped by name. */
+  private readonly byName = new NameGroups();
   private readonly tasks = new Map<string, TaskCall>();
   /** Task calls not yet matched to a `subagent_start`, oldest first. */
   private readonly pending: TaskCall[] = [];
   /** Ids of task calls whose delegation is over: the producer re-sends them, and they must not start another. */
   private readonly finished = new Set<string>();
-  /** Sub-agent call ids of open delegations. */
-  private readonly callOwners = new Map<string, State>();
   private implicit = 0;
   private started = 0;
 
@@ -149,7 +96,7 @@ export class DelegationTracker {
 
   /** Ends every open delegation, in start order. */
   finish(): void {
-    const open = [...this.instances.values(), ...this.open];
+    const open = [...this.instances.values(), ...this.byName.open];
     open.sort((a, b) => a.order - b.order);
     for (const state of open) this.close(state, false);
   }
@@ -189,7 +136,7 @@ export class DelegationTracker {
       known.subagentType = subagentType ?? known.subagentType;
       known.description = description ?? known.description;
       // A delegation already started from it learns what the call says.
-      for (const state of [...this.instances.values(), ...this.open]) {
+      for (const state of [...this.instances.values(), ...this.byName.open]) {
         if (state.task !== known) continue;
         state.delegation.subagentType = known.subagentType;
         if (state.delegation.description === '') state.delegation.description = known.description ?? '';
@@ -205,12 +152,13 @@ export class DelegationTracker {
     if (id === '') {
       // Older producers: a failure most likely answers a task that never started;
       // otherwise the oldest delegation not yet ending is the one answered.
-      const state = success || this.pending.length === 0 ? this.open.find((s) => !s.delegation.ending) : undefined;
+      const state =
+        success || this.pending.length === 0 ? this.byName.open.find((s) => !s.delegation.ending) : undefined;
       if (state) state.delegation.ending = true;
       else this.forget(this.pending.shift());
       return;
     }
-    const state = this.open.find((s) => s.task?.id === id);
+    const state = this.byName.open.find((s) => s.task?.id === id);
     if (state) {
       state.delegation.ending = true;
       return;
@@ -237,9 +185,7 @@ export class DelegationTracker {
       this.begin(name, description, this.pending.splice(typed, 1)[0]);
       return;
     }
-    const renamed =
-      this.open.find((s) => s.task?.subagentType === name && s.delegation.name !== name) ??
-      (name === PLACEHOLDER ? undefined : this.open.find((s) => s.delegation.name === PLACEHOLDER));
+    const renamed = this.byName.renamedBy(name);
     if (renamed) {
       renamed.delegation.name = name;
       renamed.delegation.description = description;
@@ -250,7 +196,7 @@ export class DelegationTracker {
       return;
     }
     // A repeated start for a delegation already named so.
-    const same = this.open.findLast((s) => s.delegation.name === name);
+    const same = this.byName.open.findLast((s) => s.delegation.name === name);
     if (same) {
       same.delegation.description = description;
       return;
@@ -258,7 +204,7 @@ export class DelegationTracker {
     this.begin(name, description, undefined);
   }
 
-  private begin(name: string, description: string, task: TaskCall | undefined, instance?: string): State {
+  private begin(name: string, description: string, task: TaskCall | undefined, instance?: string): DelegationState {
     const taskCallId = task && task.id !== '' ? task.id : undefined;
     const delegation: Delegation = {
       key: instance ?? taskCallId ?? `subagent#${++this.implicit}`,
@@ -273,27 +219,26 @@ export class DelegationTracker {
       open: true,
       ended: false,
     };
-    const state: State = { delegation, task, openCalls: new Map(), instanceIds: new Set(), order: this.started++ };
-    if (instance === undefined) this.open.push(state);
+    const state: DelegationState = {
+      delegation,
+      task,
+      openCalls: new Map(),
+      instanceIds: new Set(),
+      order: this.started++,
+    };
+    if (instance === undefined) this.byName.add(state);
     this.sink.start(delegation);
     return state;
   }
 
   private end(name: string): void {
-    const named = this.open.filter((s) => s.delegation.name === name);
-    const state =
-      named.find((s) => s.delegation.ending) ??
-      named[0] ??
-      this.open.find((s) => s.delegation.name === PLACEHOLDER && s.delegation.ending) ??
-      this.open.find((s) => s.delegation.name === PLACEHOLDER);
+    const state = this.byName.endedBy(name);
     if (state) this.close(state);
   }
 
-  private close(state: State, ended = true): void {
+  private close(state: DelegationState, ended = true): void {
     if (state.delegation.instanceId !== undefined) this.instances.delete(state.delegation.instanceId);
-    const at = this.open.indexOf(state);
-    if (at !== -1) this.open.splice(at, 1);
-    for (const [id, owner] of this.callOwners) if (owner === state) this.callOwners.delete(id);
+    this.byName.remove(state);
     if (state.task && state.task.id !== '') {
       this.tasks.delete(state.task.id);
       this.finished.add(state.task.id);
@@ -303,60 +248,18 @@ export class DelegationTracker {
     this.sink.end(state.delegation);
   }
 
+  /** An event of a delegation without an instance id: to the one of its name, else to one that starts with it. */
   private route(event: SubagentEvent): void {
-    const state = this.owner(event);
-    const { openCalls } = state;
-    if (event.type === 'subagent_tool_call' && event.id !== '') {
-      if (!this.callOwners.has(event.id)) openCalls.set(event.name, (openCalls.get(event.name) ?? 0) + 1);
-      this.callOwners.set(event.id, state);
-    } else if (event.type === 'subagent_tool_call') {
-      openCalls.set(event.name, (openCalls.get(event.name) ?? 0) + 1);
-    } else if (event.type === 'subagent_tool_result') {
-      openCalls.set(event.name, Math.max(0, (openCalls.get(event.name) ?? 0) - 1));
-    } else if (event.instance_id !== undefined) {
-      state.instanceIds.add(event.instance_id);
+    let state = this.byName.route(event);
+    if (!state) {
+      state = this.begin(event.subagent, '', undefined);
+      this.byName.note(state, event);
     }
     this.deliver(state, event);
   }
 
-  private deliver(state: State, event: SubagentEvent): void {
+  private deliver(state: DelegationState, event: SubagentEvent): void {
     state.delegation.events++;
     this.sink.event(state.delegation, event);
-  }
-
-  private owner(event: SubagentEvent): State {
-    // Most events have a single candidate: find it without building a list.
-    let first: State | undefined;
-    let several = false;
-    for (const s of this.open) {
-      if (s.delegation.name !== event.subagent) continue;
-      if (first) {
-        several = true;
-        break;
-      }
-      first = s;
-    }
-    if (!first) first = this.open.find((s) => s.delegation.name === PLACEHOLDER);
-    if (!first) return this.begin(event.subagent, '', undefined);
-    if (!several) return first;
-    const candidates = this.open.filter((s) => s.delegation.name === event.subagent);
-    if (event.type === 'subagent_text') {
-      const instance = event.instance_id;
-      if (instance !== undefined) {
-        return (
-          candidates.find((s) => s.instanceIds.has(instance)) ??
-          candidates.find((s) => s.instanceIds.size === 0) ??
-          first
-        );
-      }
-      return first;
-    }
-    const id = event.id ?? '';
-    const byId = id === '' ? undefined : this.callOwners.get(id);
-    if (byId && candidates.includes(byId)) return byId;
-    if (event.type === 'subagent_tool_result') {
-      return candidates.find((s) => (s.openCalls.get(event.name) ?? 0) > 0) ?? first;
-    }
-    return first;
   }
 }

@@ -12,23 +12,15 @@ import type {
   ToolResultEvent,
   UnknownEvent,
 } from '../src/events.js';
-import { DelegationTracker, type Delegation } from './DelegationTracker.js';
-import type {
-  DelegationSummary,
-  InvocationSummary,
-  PanelDispatchSummary,
-  RunOutcome,
-  RunSummary,
-} from './summaryTypes.js';
+import type { Delegation } from './delegations.js';
+import { DelegationTracker } from './DelegationTracker.js';
+import { PanelBook } from './PanelBook.js';
+import type { DelegationSummary, InvocationSummary, RunOutcome, RunSummary } from './summaryTypes.js';
 import type { UsageTotals } from './sumUsage.js';
+import { TextRope } from './TextRope.js';
 import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
 
 const NO_GATES: readonly (InterruptEvent | AskUserEvent)[] = [];
-
-/** Deltas joined a batch at a time: one rope node per delta would keep hundreds of thousands of small strings alive. */
-const TEXT_BATCH = 512;
-
-type PanelDispatch = { -readonly [K in keyof PanelDispatchSummary]: PanelDispatchSummary[K] };
 
 /** A count of one event type; the tally holds the hot types' counters in fields. */
 interface Counter {
@@ -67,10 +59,7 @@ export class RunTally {
   private textCount: Counter | undefined;
   private thinkingCount: Counter | undefined;
   private subagentTextCount: Counter | undefined;
-  private readonly textParts: string[] = [];
-  private deltas: string[] = [];
-  /** The length of the text the parts and deltas hold. */
-  private textLength = 0;
+  private readonly text = new TextRope();
   private inputTokens = 0;
   private outputTokens = 0;
   private done: string | undefined;
@@ -96,7 +85,7 @@ export class RunTally {
     event: (delegation) => (this.owner = delegation),
     end: (delegation) => this.listener?.delegationEnded(delegation),
   });
-  private readonly panels = new Map<string, PanelDispatch>();
+  private readonly panels = new PanelBook();
   private finished = false;
   private listener: TallyListener | undefined;
 
@@ -126,7 +115,7 @@ export class RunTally {
       case 'text':
         (this.textCount ??= this.counter('text')).n++;
         this.gates = NO_GATES;
-        if (this.whole) this.text(event.content);
+        if (this.whole) this.text.push(event.content);
         return this;
       case 'subagent_text':
         (this.subagentTextCount ??= this.counter('subagent_text')).n++;
@@ -191,11 +180,11 @@ export class RunTally {
       outcome: this.outcome(),
       // Left out, not `undefined`, when the stream ended without `done`.
       ...(this.done !== undefined && { response: this.done }),
-      text: this.joinedText(),
+      text: this.text.joined(this.done),
       usage: this.usage,
       invocations: [...this.invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
       delegations: this.delegations.map(delegationSummary),
-      panelDispatches: [...this.panels.values()],
+      panelDispatches: this.panels.list(),
       errors: this.errors,
       interrupts: this.interrupts,
       questions: this.questions,
@@ -257,37 +246,6 @@ export class RunTally {
     else counter.n++;
   }
 
-  private text(delta: string): void {
-    this.textLength += delta.length;
-    if (this.deltas.push(delta) === TEXT_BATCH) {
-      this.textParts.push(this.deltas.join(''));
-      this.deltas = [];
-    }
-  }
-
-  /**
-   * The deltas joined. A run's `done.response` is every main-agent delta
-   * joined, so when it is, the summary gives that string again rather than a
-   * copy of it: no second string of the whole narration to build and keep.
-   */
-  private joinedText(): string {
-    const response = this.done;
-    if (response !== undefined && response.length === this.textLength && this.textIs(response)) return response;
-    return this.textParts.join('') + this.deltas.join('');
-  }
-
-  /** Whether the parts and deltas, in order, are `whole` (of the same length), compared in place. */
-  private textIs(whole: string): boolean {
-    let at = 0;
-    for (const pieces of [this.textParts, this.deltas]) {
-      for (const piece of pieces) {
-        if (!whole.startsWith(piece, at)) return false;
-        at += piece.length;
-      }
-    }
-    return true;
-  }
-
   private gate(event: InterruptEvent | AskUserEvent): void {
     // Every question of the run only for a summary; the pending ones (`gates`) for the outcome too.
     if (this.whole) {
@@ -309,27 +267,9 @@ export class RunTally {
   }
 
   private panel(event: PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
-    if (this.whole) this.keepPanel(event);
+    if (this.whole) this.panels.take(event);
     if (event.type === 'panel_dispatch_start') this.listener?.panelStarted(event);
     else this.listener?.panelEnded(event);
-  }
-
-  private keepPanel(event: PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
-    if (event.type === 'panel_dispatch_start') {
-      this.panels.set(event.id, {
-        id: event.id,
-        evalId: event.eval_id,
-        subagentType: event.subagent_type,
-        label: event.label,
-        description: event.description,
-        status: 'unfinished',
-      });
-      return;
-    }
-    const panel = this.panels.get(event.id) ?? this.unannouncedPanel(event.id, event.eval_id);
-    panel.durationMs = event.duration_ms;
-    if (event.type === 'panel_dispatch_complete') panel.status = 'completed';
-    else Object.assign(panel, { status: 'failed', error: event.error });
   }
 
   private keep(i: ToolInvocation): void {
@@ -338,13 +278,6 @@ export class RunTally {
       return;
     }
     this.invocations.set(i.key, invocationSummary(i));
-  }
-
-  /** A completion whose start this stream did not show. */
-  private unannouncedPanel(id: string, evalId: string): PanelDispatch {
-    const panel: PanelDispatch = { id, evalId, subagentType: '', label: '', description: '', status: 'unfinished' };
-    this.panels.set(id, panel);
-    return panel;
   }
 }
 

@@ -11,9 +11,10 @@ import {
   type OperatorFunction,
 } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
-import { DelegationTracker, type Delegation, type DelegationSink, type SubagentEvent } from './DelegationTracker.js';
+import type { Delegation, DelegationSink, SubagentEvent } from './delegations.js';
+import { DelegationTracker } from './DelegationTracker.js';
 
-export type { SubagentEvent } from './DelegationTracker.js';
+export type { SubagentEvent } from './delegations.js';
 
 /** One delegation to a sub-agent, as `groupSubagents` emits it. */
 export interface SubagentRun {

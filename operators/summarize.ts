@@ -10,7 +10,7 @@ import {
   type SchedulerLike,
 } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
-import { Followed, type TallyFollower } from './Followed.js';
+import { TracedRun, type TallyFollower } from './TracedRun.js';
 import { RunTally } from './RunTally.js';
 import type { RunSummary } from './summaryTypes.js';
 
@@ -46,8 +46,8 @@ export function summarize(
   return (source) =>
     defer(() => {
       const tally = new RunTally(() => scheduler.now());
-      if (!(source instanceof Followed)) return tallied(source, tally);
-      const { upstream, follow } = source as Followed<EvoEvent | UnknownEvent>;
+      if (!(source instanceof TracedRun)) return tallied(source, tally);
+      const { upstream, follow } = source as TracedRun<EvoEvent | UnknownEvent>;
       const follower = follow(tally);
       return follower === undefined ? tallied(upstream, tally) : followed(upstream, tally, follower);
     });

@@ -6,7 +6,7 @@ import type {
   PanelDispatchStartEvent,
   UnknownEvent,
 } from '../src/events.js';
-import type { Delegation } from '../operators/DelegationTracker.js';
+import type { Delegation } from '../operators/delegations.js';
 import { RunTally, type TallyListener } from '../operators/RunTally.js';
 import type { ToolInvocation } from '../operators/ToolCallTracker.js';
 import { AttributeName, ErrorType, Operation } from './conventions.js';

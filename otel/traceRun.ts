@@ -10,7 +10,7 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import type { OperatorFunction } from 'rxjs';
-import { Followed } from '../operators/Followed.js';
+import { TracedRun } from '../operators/TracedRun.js';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import { runOptionsOf, type RunIdentity } from '../src/process/runOptionsOf.js';
 import { ContentPolicy, type CaptureContent } from './content.js';
@@ -94,7 +94,7 @@ export function traceRun<T extends EvoEvent | UnknownEvent>(options: TraceRunOpt
   return (source) => {
     // Only the Observable `run()` returned: after another operator, its events may no longer be that run's alone.
     const carried = runOptionsOf(source);
-    return new Followed(source, (tally) => {
+    return new TracedRun(source, (tally) => {
       const run = new RunTrace(settingsOf(options, carried, content), tally);
       // No span recorded (no SDK, or sampled out) and no histogram kept: nothing to follow.
       return run.recording ? run : undefined;

@@ -7,7 +7,7 @@ import { SubscriberSink } from '../decode/SubscriberSink.js';
 import { DecodeError, EvoSciError } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../events.js';
 import { AttemptSupersededError, BrokerError, brokerError, DeadLetterError, StorageLimitError } from './errors.js';
-import { Follower, type FollowStart } from './follow.js';
+import { OrderedReader, type FollowStart } from './OrderedReader.js';
 import type { JetStreamLayout } from './layout.js';
 import { partOf } from './parts.js';
 import { placeEvent, type EventPosition } from './positions.js';
@@ -36,7 +36,7 @@ const ATTEMPT_TOKEN = /^[1-9][0-9]*$/;
  * `fromJsonl` and ends at its `finished` record.
  */
 export class RunReader {
-  private following: Follower | undefined;
+  private following: OrderedReader | undefined;
   private done = false;
   /** The attempt being emitted; `undefined` until its `started` record is read. */
   private attempt: number | undefined;
@@ -112,7 +112,7 @@ export class RunReader {
       start = { from: 'sequence', sequence: last.startSequence };
     }
     if (this.done) return;
-    this.following = await Follower.start(
+    this.following = await OrderedReader.start(
       nc,
       layout.eventsStream,
       layout.runSubjects(runId),

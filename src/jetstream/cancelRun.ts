@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DEFAULTS } from './defaults.js';
 import { BrokerError, brokerError } from './errors.js';
-import { Follower } from './follow.js';
+import { OrderedReader } from './OrderedReader.js';
 import { checkRunId, layoutOf, serverOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
 import { publishStored } from './publishStored.js';
 import {
@@ -96,7 +96,7 @@ function outcomeOf(record: StatusRecord | undefined): CancelOutcome | undefined 
 
 /** Reads a run's status records from the one last read until one ends the run, or the deadline passes. */
 class EndWatch {
-  private following: Follower | undefined;
+  private following: OrderedReader | undefined;
   private done = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
 
@@ -117,7 +117,7 @@ class EndWatch {
         else resolve(outcome);
       };
       this.timer = setTimeout(() => end(this.timedOut()), Math.max(0, deadline - Date.now()));
-      Follower.start(
+      OrderedReader.start(
         this.nc,
         this.layout.eventsStream,
         this.layout.statusSubject(this.runId),

@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Observable } from 'rxjs';
 import { DecodeIssue } from '../decode/decodeLine.js';
-import { Follower } from './follow.js';
+import { OrderedReader } from './OrderedReader.js';
 import { layoutOf, type LayoutOptions } from './layout.js';
 import { decodeRecord, type StatusRecord } from './records.js';
 
@@ -32,9 +32,9 @@ export interface WatchRunsOptions extends LayoutOptions {
 export function watchRuns(nc: NatsConnection, options: WatchRunsOptions = {}): Observable<StatusRecord> {
   const layout = layoutOf(options);
   return new Observable<StatusRecord>((subscriber) => {
-    let following: Follower | undefined;
+    let following: OrderedReader | undefined;
     let closed = false;
-    Follower.start(
+    OrderedReader.start(
       nc,
       layout.eventsStream,
       layout.allStatusSubjects,

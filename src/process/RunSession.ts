@@ -59,7 +59,7 @@ export class RunSession {
     private readonly environment: RunEnvironment,
   ) {
     this.decoder = new JsonlDecoder(options);
-    this.stderr = new StderrLog(options.onStderr, resolved.stderrTailBytes);
+    this.stderr = new StderrLog(options.onStderr, resolved.stderrTailChars);
     this.badLines = new BadLines(options.onDiagnostic);
     const receiver = {
       get closed() {

@@ -38,7 +38,9 @@ export interface RunOptions extends DecodeOptions {
   readonly onSpawn?: (pid: number) => void;
   /** Called once when the process has ended, however it ended. */
   readonly onExit?: (info: ExitInfo) => void;
-  /** Characters of stderr kept for errors. Default 64 KiB. */
+  /** Characters (UTF-16 units) of stderr kept for errors. Default 65536. */
+  readonly stderrTailChars?: number;
+  /** @deprecated The old name of `stderrTailChars`: it always counted characters, not bytes. */
   readonly stderrTailBytes?: number;
   /**
    * Stop the process group even if this Node process is killed by SIGKILL, which runs no exit
@@ -69,7 +71,7 @@ export interface ExitInfo {
 const DEFAULTS = {
   killGraceMs: 3000,
   lingerMs: 150_000,
-  stderrTailBytes: 64 * 1024,
+  stderrTailChars: 64 * 1024,
   autoMode: true,
 } as const;
 
@@ -89,7 +91,7 @@ export interface ResolvedOptions {
   readonly argv: readonly string[];
   readonly killGraceMs: number;
   readonly lingerMs: number;
-  readonly stderrTailBytes: number;
+  readonly stderrTailChars: number;
   readonly timeoutMs: number | undefined;
 }
 
@@ -113,15 +115,21 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
   checkDuration('timeoutMs', options.timeoutMs);
   checkDuration('killGraceMs', options.killGraceMs);
   checkDuration('lingerMs', options.lingerMs);
-  const stderrTailBytes = options.stderrTailBytes ?? DEFAULTS.stderrTailBytes;
-  if (!(stderrTailBytes >= 1)) throw new TypeError(`run: stderrTailBytes must be ≥ 1, got ${String(stderrTailBytes)}`);
+  const stderrTailChars = options.stderrTailChars ?? options.stderrTailBytes ?? DEFAULTS.stderrTailChars;
+  if (!(stderrTailChars >= 1)) {
+    const name =
+      options.stderrTailChars === undefined && options.stderrTailBytes !== undefined
+        ? 'stderrTailBytes'
+        : 'stderrTailChars';
+    throw new TypeError(`run: ${name} must be ≥ 1, got ${String(stderrTailChars)}`);
+  }
   checkDecodeOptions(options);
   return {
     command: options.command ?? process.env['EVOSCI_BIN'] ?? 'EvoSci',
     argv: cliArgs(options),
     killGraceMs: options.killGraceMs ?? DEFAULTS.killGraceMs,
     lingerMs: options.lingerMs ?? DEFAULTS.lingerMs,
-    stderrTailBytes,
+    stderrTailChars,
     timeoutMs: options.timeoutMs,
   };
 }

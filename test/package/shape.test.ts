@@ -1,4 +1,5 @@
-// Every unit small enough to hold in one's head: no function of the library's own code over 60 lines.
+// Every unit small enough to hold in one's head: no function of the library's own code over 60 lines, no
+// class over 250.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const LIMIT = 60;
+const CLASS_LIMIT = 250;
 
 function* sourceFiles(dir: string): Generator<string> {
   for (const name of readdirSync(dir)) {
@@ -16,13 +18,15 @@ function* sourceFiles(dir: string): Generator<string> {
   }
 }
 
-/** Each function, method and arrow function of a file, with its length in lines. */
-function functionsOf(path: string): { where: string; lines: number }[] {
+/** Each function, method and arrow function of a file (or each class), with its length in lines. */
+function unitsOf(path: string, kind: 'function' | 'class'): { where: string; lines: number }[] {
   const text = readFileSync(path, 'utf8');
   const file = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true);
   const found: { where: string; lines: number }[] = [];
   const visit = (node: ts.Node): void => {
-    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+    const counted =
+      kind === 'class' ? ts.isClassLike(node) : ts.isFunctionLike(node) && 'body' in node && node.body !== undefined;
+    if (counted) {
       const start = file.getLineAndCharacterOfPosition(node.getStart(file)).line;
       const end = file.getLineAndCharacterOfPosition(node.getEnd()).line;
       const name = (node as { name?: ts.Node }).name?.getText(file) ?? '(anonymous)';
@@ -34,13 +38,22 @@ function functionsOf(path: string): { where: string; lines: number }[] {
   return found;
 }
 
+/** Every file of the library's own code. */
+const libraryFiles = ['index.ts', 'src', 'operators', 'otel', 'viewer', 'testing', 'bin'].flatMap((part) => {
+  const path = join(root, part);
+  return statSync(path).isDirectory() ? [...sourceFiles(path)] : [path];
+});
+
 describe('the shape of the code', () => {
   it(`has no function over ${LIMIT} lines in the library`, () => {
-    const all = ['index.ts', 'src', 'operators', 'otel', 'viewer', 'testing', 'bin'].flatMap((part) => {
-      const path = join(root, part);
-      return statSync(path).isDirectory() ? [...sourceFiles(path)].flatMap(functionsOf) : functionsOf(path);
-    });
+    const all = libraryFiles.flatMap((path) => unitsOf(path, 'function'));
     expect(all.length).toBeGreaterThan(100);
     expect(all.filter((f) => f.lines > LIMIT).map((f) => `${f.where} (${f.lines} lines)`)).toEqual([]);
+  });
+
+  it(`has no class over ${CLASS_LIMIT} lines in the library`, () => {
+    const all = libraryFiles.flatMap((path) => unitsOf(path, 'class'));
+    expect(all.length).toBeGreaterThan(30);
+    expect(all.filter((c) => c.lines > CLASS_LIMIT).map((c) => `${c.where} (${c.lines} lines)`)).toEqual([]);
   });
 });

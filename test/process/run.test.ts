@@ -196,6 +196,7 @@ describe('run', () => {
       [{ killGraceMs: -5 }, /killGraceMs/],
       [{ args: ['--ok', 7 as unknown as string] }, /args/],
       [{ maxLineBytes: Number.NaN }, /maxLineBytes/],
+      [{ stderrTailChars: 0 }, /stderrTailChars/],
       [{ stderrTailBytes: 0 }, /stderrTailBytes/],
     ];
     for (const [bad, message] of cases) {
@@ -479,13 +480,14 @@ describe('run', () => {
     expect(last).toMatch(/^E+last words$/);
   });
 
-  it('keeps at most stderrTailBytes of stderr for errors', async () => {
-    const { error } = await outcome(
-      fake([{ stderrBytes: 1024 * 1024 }, { stderr: 'the end' }, { exit: 1 }], { stderrTailBytes: 4096 }),
-    );
-    const tail = (error as ExitError).stderrTail;
-    expect(tail.length).toBeLessThanOrEqual(4096);
-    expect(tail.endsWith('the end')).toBe(true);
+  it('keeps at most stderrTailChars of stderr for errors (stderrTailBytes, its old name, too)', async () => {
+    for (const limit of [{ stderrTailChars: 4096 }, { stderrTailBytes: 4096 }]) {
+      const { error } = await outcome(fake([{ stderrBytes: 1024 * 1024 }, { stderr: 'the end' }, { exit: 1 }], limit));
+      const tail = (error as ExitError).stderrTail;
+      expect(tail.length).toBeLessThanOrEqual(4096);
+      expect(tail.length).toBeGreaterThan(4000);
+      expect(tail.endsWith('the end')).toBe(true);
+    }
   });
 
   it.each([

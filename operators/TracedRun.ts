@@ -30,7 +30,7 @@ export type Follow = (tally: RunTally | undefined) => TallyFollower | undefined;
  * over each event serves both, and an event that opens or closes nothing
  * costs the follower nothing.
  */
-export class Followed<T extends EvoEvent | UnknownEvent> extends Observable<T> {
+export class TracedRun<T extends EvoEvent | UnknownEvent> extends Observable<T> {
   constructor(
     /** The events as they came, before the follower. */
     readonly upstream: Observable<T>,

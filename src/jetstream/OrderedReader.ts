@@ -31,7 +31,7 @@ interface Reading {
  * `onEnd` is called once if reading stops other than by `stop()`: the
  * connection closed. `stop()` closes the consumer and deletes it from the server.
  */
-export class Follower {
+export class OrderedReader {
   private stopped = false;
   private lastSequence: number | undefined;
   /** Bumped for each consumer opened: messages and endings of a retired one are ignored. */
@@ -47,8 +47,8 @@ export class Follower {
     start: FollowStart,
     onMessage: (message: JsMsg) => void,
     onEnd: (error: BrokerError) => void,
-  ): Promise<Follower> {
-    const follower = new Follower(nc, stream, filter, start, onMessage, onEnd);
+  ): Promise<OrderedReader> {
+    const follower = new OrderedReader(nc, stream, filter, start, onMessage, onEnd);
     try {
       await follower.open(start);
     } catch (err) {
