@@ -3,6 +3,7 @@ import type { EvoEvent, UnknownEvent } from '../events.js';
 import { decodeLine, decodeLineInFull } from './decodeLine.js';
 import { HeldLine, utf8Length } from './HeldLine.js';
 import { textDeltaAt } from './textDelta.js';
+import { atLeast } from '../checks.js';
 
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
@@ -29,12 +30,9 @@ export interface DecodeOptions {
  * naming the option. Called once per `fromJsonl` or `run` call, where the
  * mistake is; the decoder trusts what it is given.
  */
-export function checkDecodeOptions(options: DecodeOptions): { readonly maxLineBytes: number } {
+export function checkDecodeOptions(options: DecodeOptions, fn: string): { readonly maxLineBytes: number } {
   const { maxLineBytes = DEFAULT_MAX_LINE_BYTES } = options;
-  if (!(typeof maxLineBytes === 'number' && maxLineBytes >= 1)) {
-    throw new TypeError(`maxLineBytes must be a number of bytes ≥ 1, got ${String(maxLineBytes)}`);
-  }
-  return { maxLineBytes };
+  return { maxLineBytes: atLeast(fn, 'maxLineBytes', maxLineBytes, 1) };
 }
 
 /** Bytes decoded per `TextDecoder` call: small strings stay on V8's fast path and out of the GC's way. */

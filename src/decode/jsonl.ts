@@ -90,20 +90,20 @@ export function fromJsonl(
   options: JsonlOptions = {},
 ): Observable<EvoEvent | UnknownEvent> {
   // Checked now, where the mistake is, rather than at each subscription.
-  checkDecodeOptions(options);
+  checkDecodeOptions(options, 'fromJsonl');
   return new Observable<EvoEvent | UnknownEvent>((subscriber) => {
     const source = typeof sourceOrOpen === 'function' ? sourceOrOpen() : sourceOrOpen;
     const decoder = new JsonlDecoder(options);
     const sink = new SubscriberSink(subscriber, options);
     /** Feeds one chunk, each event handed on as its line completes; false once the stream is over. */
     const feed = (chunk: Chunk): boolean => {
-      decoder.feed(chunk, sink);
-      if (sink.fatal) subscriber.error(new DecodeError(sink.fatal));
+      const fatal = sink.feed(decoder, chunk);
+      if (fatal) subscriber.error(new DecodeError(fatal));
       return !subscriber.closed;
     };
     const end = () => {
-      decoder.finish(sink);
-      if (sink.fatal) subscriber.error(new DecodeError(sink.fatal));
+      const fatal = sink.finish(decoder);
+      if (fatal) subscriber.error(new DecodeError(fatal));
       else subscriber.complete();
     };
     if (typeof source === 'string' || source instanceof Uint8Array)

@@ -1,5 +1,7 @@
 import type { Observable, Subscription } from 'rxjs';
 import { FlowControl } from '../FlowControl.js';
+import { wholeAtLeast } from '../checks.js';
+import { Fifo } from '../Fifo.js';
 
 /** Options of `eachEvent`. */
 export interface EachEventOptions {
@@ -16,8 +18,7 @@ const DEFAULT_HIGH_WATER_MARK = 64;
 
 /** The events an iterator holds for its consumer, and the source's tap. */
 class EventQueue<T> {
-  private readonly held: T[] = [];
-  private first = 0;
+  private readonly held = new Fifo<T>();
   private ended: { error: unknown } | 'complete' | undefined;
   private wake: (() => void) | undefined;
 
@@ -28,7 +29,7 @@ class EventQueue<T> {
 
   push(value: T): void {
     this.held.push(value);
-    if (this.held.length - this.first >= this.highWaterMark) this.flow.pause();
+    if (this.held.length >= this.highWaterMark) this.flow.pause();
     this.wake?.();
   }
 
@@ -39,29 +40,23 @@ class EventQueue<T> {
 
   /** Forgets what is held: the consumer has left. */
   clear(): void {
-    this.held.length = 0;
-    this.first = 0;
+    this.held.clear();
   }
 
   /** The next event, or `done` at the end; rejects with the source's error after its last event. */
   async next(): Promise<IteratorResult<T, undefined>> {
-    while (this.first === this.held.length && this.ended === undefined) {
+    while (this.held.length === 0 && this.ended === undefined) {
       await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = undefined;
     }
-    if (this.first < this.held.length) return { done: false, value: this.take() };
+    if (this.held.length > 0) return { done: false, value: this.take() };
     if (this.ended !== 'complete' && this.ended !== undefined) throw this.ended.error;
     return { done: true, value: undefined };
   }
 
   private take(): T {
-    const value = this.held[this.first]!;
-    this.held[this.first++] = undefined as T;
-    if (this.first * 2 > this.held.length && this.first > 1024) {
-      this.held.splice(0, this.first);
-      this.first = 0;
-    }
-    if (this.held.length - this.first <= this.highWaterMark / 2) this.flow.resume();
+    const value = this.held.shift() as T;
+    if (this.held.length <= this.highWaterMark / 2) this.flow.resume();
     return value;
   }
 }
@@ -129,9 +124,7 @@ export function eachEvent<T>(
   options: EachEventOptions = {},
 ): AsyncIterableIterator<T> {
   const highWaterMark = options.highWaterMark ?? DEFAULT_HIGH_WATER_MARK;
-  if (!(Number.isInteger(highWaterMark) && highWaterMark >= 1)) {
-    throw new TypeError(`eachEvent: highWaterMark must be an integer ≥ 1, got ${String(highWaterMark)}`);
-  }
+  wholeAtLeast('eachEvent', 'highWaterMark', highWaterMark, 1);
   const flow = new FlowControl();
   const source$ = typeof source === 'function' ? source(flow) : source;
   return new ObservableIterator(source$, new EventQueue(highWaterMark, flow), flow);

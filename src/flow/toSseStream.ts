@@ -1,5 +1,6 @@
 import type { EvoEvent, UnknownEvent } from '../events.js';
 import { ObservableByteSource, type FlowSource } from './ObservableByteSource.js';
+import { above } from '../checks.js';
 
 /** Options of `toSseStream`. */
 export interface SseOptions {
@@ -55,7 +56,7 @@ export function toSseStream(
 ): ReadableStream<Uint8Array> {
   const after = resumeAfter(options.lastEventId);
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
-  if (!(heartbeatMs > 0)) throw new TypeError(`toSseStream: heartbeatMs must be > 0, got ${String(heartbeatMs)}`);
+  above('toSseStream', 'heartbeatMs', heartbeatMs, 0);
   return new ReadableStream(
     new ObservableByteSource(source, {
       frame: (event, index) => (index <= after ? undefined : `id: ${index}\ndata: ${JSON.stringify(event)}\n\n`),

@@ -2,6 +2,7 @@ import type { NatsConnection, Status } from '@nats-io/transport-node';
 import { DeliverPolicy, type ConsumerMessages, type JsMsg, type OrderedConsumerOptions } from '@nats-io/jetstream';
 import { BrokerError } from './errors.js';
 import { clientsOf, serverOf } from './layout.js';
+import { doubling, pause } from './backoff.js';
 
 /** Where reading starts: the stream's first matching message, a stream sequence, or only what comes next. */
 export type FollowStart =
@@ -134,12 +135,13 @@ export class OrderedReader {
     const from: FollowStart =
       this.lastSequence === undefined ? this.start : { from: 'sequence', sequence: this.lastSequence + 1 };
     // JetStream may still be recovering its streams: try until it answers, or the connection closes.
-    for (let delay = 100; !this.stopped; delay = Math.min(delay * 2, 2000)) {
+    for (const delay of doubling(100, 2000)) {
+      if (this.stopped) return;
       try {
         return await this.open(from);
       } catch (err) {
         if (this.nc.isClosed()) return this.end(`the connection to ${serverOf(this.nc)} closed`, err);
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        await pause(delay);
       }
     }
   }

@@ -1,4 +1,5 @@
 import type { Part } from './parts.js';
+import { Fifo } from '../Fifo.js';
 
 /** How one message of an event is stored: the whole event (`part` undefined) or one part of it; resolves once the stream has it. */
 export type StoreMessage = (sequence: number, data: Uint8Array, part: Part | undefined) => Promise<unknown>;
@@ -31,12 +32,11 @@ interface Splitting {
  * is sent before `open()`: the attempt's `started` record goes first.
  */
 export class PublishQueue {
-  /** Payloads not yet sent in full, in order, from `head`. */
-  private waiting: (Uint8Array | undefined)[] = [];
-  private head = 0;
-  /** The sequence of `waiting[head]`. */
+  /** Payloads not yet sent in full, in order. */
+  private readonly waiting = new Fifo<Uint8Array>();
+  /** The sequence of the oldest waiting payload. */
   private nextSequence = 1;
-  /** `waiting[head]`, while it is sent in parts. */
+  /** The oldest waiting payload, while it is sent in parts. */
   private splitting: Splitting | undefined;
   /** Parts not yet stored, by the sequence of their event. */
   private readonly partsLeft = new Map<number, number>();
@@ -69,7 +69,7 @@ export class PublishQueue {
 
   /** Whether every event pushed is stored. */
   get drained(): boolean {
-    return this.opened && this.inFlight === 0 && this.head === this.waiting.length;
+    return this.opened && this.inFlight === 0 && this.waiting.length === 0;
   }
 
   /** Queues one payload; `false` when the bytes held would pass `maxBufferBytes`. */
@@ -97,20 +97,15 @@ export class PublishQueue {
     while (
       !this.closed &&
       this.opened &&
-      this.head < this.waiting.length &&
+      this.waiting.length > 0 &&
       this.inFlight < maxPendingAcks &&
       (this.inFlight === 0 || this.inFlightBytes < maxPendingBytes)
     ) {
-      const data = this.waiting[this.head]!;
+      const data = this.waiting.peek()!;
       if (data.length <= this.limits.partBytes) {
-        this.waiting[this.head++] = undefined;
+        this.waiting.shift();
         this.send(this.nextSequence++, data, undefined);
       } else this.sendPart(data);
-    }
-    // Reclaim the sent prefix now and then; what waits is bounded by maxBufferBytes.
-    if (this.head > 1024 && this.head * 2 > this.waiting.length) {
-      this.waiting = this.waiting.slice(this.head);
-      this.head = 0;
     }
   }
 
@@ -127,7 +122,7 @@ export class PublishQueue {
     const part = { index: ++splitting.sent, count: splitting.count };
     if (splitting.sent === splitting.count) {
       this.splitting = undefined;
-      this.waiting[this.head++] = undefined;
+      this.waiting.shift();
       this.nextSequence++;
     }
     // A view, not a copy: the event's buffer is held until its last part is stored.

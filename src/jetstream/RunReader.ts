@@ -181,10 +181,10 @@ export class RunReader {
    */
   private emit(ready: InOrder): void {
     this.current = ready;
-    this.decoder.feed(ready.data, this.sink);
+    this.sink.feed(this.decoder, ready.data);
     if (ready.part !== undefined && ready.part.index < ready.part.count) return;
-    if (!this.sink.stopped) this.decoder.finish(this.sink);
-    if (this.sink.fatal !== undefined) this.end(new DecodeError(this.numbered(this.sink.fatal)));
+    const fatal = this.sink.finish(this.decoder);
+    if (fatal !== undefined) this.end(new DecodeError(this.numbered(fatal)));
   }
 
   /** An issue of the current event's line, numbered by the event's sequence. */

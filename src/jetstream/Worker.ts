@@ -10,6 +10,7 @@ import { RequestHandler } from './RequestHandler.js';
 import { WorkerInbox } from './WorkerInbox.js';
 import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
 import { workersConsumer } from './workersConsumer.js';
+import { pause } from './backoff.js';
 
 /** The run id a request's header names, for reports. */
 function runIdOf(msg: RequestDelivery): string | undefined {
@@ -87,7 +88,7 @@ export class Worker {
         throw new BrokerError(`stopped taking work: the connection to ${serverOf(this.nc)} closed`, { cause: err });
       if (inbox.failure) throw inbox.failure;
       // The broker is away or restarting: ask again shortly.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await pause(500);
       return null;
     } finally {
       this.pulling--;

@@ -13,6 +13,7 @@ import {
   type StatusRecord,
 } from './records.js';
 import { readStatus } from './status.js';
+import { above } from '../checks.js';
 
 /** Options of `cancelRun`. */
 export interface CancelRunOptions extends LayoutOptions {
@@ -68,7 +69,7 @@ export async function cancelRun(
 ): Promise<CancelOutcome> {
   checkRunId(runId);
   const timeoutMs = options.timeoutMs ?? DEFAULTS.cancelTimeoutMs;
-  if (!(timeoutMs > 0)) throw new TypeError(`timeoutMs must be > 0, got ${String(timeoutMs)}`);
+  above('cancelRun', 'timeoutMs', timeoutMs, 0);
   const layout = layoutOf(options);
   const deadline = Date.now() + timeoutMs;
   const status = await readStatus(nc, layout, runId).catch((err: unknown) => {

@@ -6,6 +6,7 @@ import { DEFAULTS } from './defaults.js';
 import { checkRunId, layoutOf, type LayoutOptions } from './layout.js';
 import type { EventPosition } from './positions.js';
 import { RunReader } from './RunReader.js';
+import { atLeast } from '../checks.js';
 
 /** Options of `fromJetStream`: the layout, and the decoding options of `fromJsonl`. */
 export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions {
@@ -68,12 +69,12 @@ export function fromJetStream(
   options: FromJetStreamOptions = {},
 ): Observable<EvoEvent | UnknownEvent> {
   checkRunId(runId);
-  const { maxLineBytes } = checkDecodeOptions(options);
+  const { maxLineBytes } = checkDecodeOptions(options, 'fromJetStream');
   const { after } = options;
   if (after !== undefined && after.runId !== runId)
     throw new TypeError(`after is a position in run ${after.runId}, not ${runId}`);
   const maxHeldBytes = options.maxHeldBytes ?? DEFAULTS.maxHeldBytes;
-  if (!(maxHeldBytes >= 0)) throw new TypeError(`maxHeldBytes must be ≥ 0, got ${String(maxHeldBytes)}`);
+  atLeast('fromJetStream', 'maxHeldBytes', maxHeldBytes, 0);
   const plan = {
     layout: layoutOf(options),
     runId,

@@ -32,6 +32,7 @@ import { readStatus } from './status.js';
 import { readSubmitted, storeSubmitted, type SubmittedRecord } from './submitted.js';
 import { submitRun } from './submitRun.js';
 import { runStatusOf } from './runStatusOf.js';
+import { wholeAtLeast } from '../checks.js';
 
 /** Options of `jetStreamRunHub`. */
 export interface JetStreamRunHubOptions extends LayoutOptions {
@@ -71,9 +72,7 @@ export function jetStreamRunHub(nc: NatsConnection, options: JetStreamRunHubOpti
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
-  const n = value ?? fallback;
-  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`jetStreamRunHub: ${name} must be a whole number ≥ 1`);
-  return n;
+  return wholeAtLeast('jetStreamRunHub', name, value ?? fallback, 1);
 }
 
 /** The state of `jetStreamRunHub`: the layout and limits, and whether it still takes starts. */

@@ -3,6 +3,7 @@ import { JetStreamApiError, type PubAck } from '@nats-io/jetstream';
 import { AckCollector, StoreRefusal } from './acks.js';
 import { BrokerError, StatusMovedError } from './errors.js';
 import { clientsOf, serverOf } from './layout.js';
+import { doubling, pause } from './backoff.js';
 
 /** What a publish needs besides its payload. */
 export interface PublishTarget {
@@ -85,9 +86,11 @@ class Retry {
         err = failure;
       }
     }
-    for (let delay = 50; ; delay = Math.min(delay * 2, 1000)) {
+    const delays = doubling(50, 1000);
+    for (;;) {
+      const delay = delays.next().value;
       this.giveUpOn(err, delay);
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await pause(delay);
       try {
         return await this.publish();
       } catch (failure) {

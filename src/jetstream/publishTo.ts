@@ -6,6 +6,7 @@ import { AttemptWriter } from './AttemptWriter.js';
 import { DEFAULTS } from './defaults.js';
 import { checkAttempt, checkRunId, layoutOf, type LayoutOptions } from './layout.js';
 import type { FinishedRecord, StartedRecord } from './records.js';
+import { atLeast, optionError, wholeAtLeast } from '../checks.js';
 
 /** Options of `publishTo`. */
 export interface PublishToOptions extends LayoutOptions {
@@ -118,16 +119,15 @@ export function publishTo(
   checkAttempt(attempt);
   const maxPendingAcks = options.maxPendingAcks ?? DEFAULTS.maxPendingAcks;
   const maxBufferBytes = options.maxBufferBytes ?? DEFAULTS.maxBufferBytes;
-  if (!(Number.isInteger(maxPendingAcks) && maxPendingAcks >= 1))
-    throw new TypeError(`maxPendingAcks must be an integer ≥ 1, got ${String(maxPendingAcks)}`);
-  if (!(maxBufferBytes >= 1)) throw new TypeError(`maxBufferBytes must be ≥ 1, got ${String(maxBufferBytes)}`);
+  wholeAtLeast('publishTo', 'maxPendingAcks', maxPendingAcks, 1);
+  atLeast('publishTo', 'maxBufferBytes', maxBufferBytes, 1);
   const maxPendingBytes = options.maxPendingBytes ?? DEFAULTS.maxPendingBytes;
-  if (!(maxPendingBytes >= 1)) throw new TypeError(`maxPendingBytes must be ≥ 1, got ${String(maxPendingBytes)}`);
+  atLeast('publishTo', 'maxPendingBytes', maxPendingBytes, 1);
   const highWaterBytes = options.highWaterBytes ?? Math.min(DEFAULTS.highWaterBytes, maxBufferBytes / 2);
   if (!(highWaterBytes >= 1 && highWaterBytes <= maxBufferBytes))
-    throw new TypeError(`highWaterBytes must be from 1 to maxBufferBytes, got ${String(highWaterBytes)}`);
+    throw optionError('publishTo', 'highWaterBytes', 'from 1 to maxBufferBytes', highWaterBytes);
   const maxRunBytes = options.maxRunBytes ?? Infinity;
-  if (!(maxRunBytes >= 1)) throw new TypeError(`maxRunBytes must be ≥ 1, got ${String(maxRunBytes)}`);
+  atLeast('publishTo', 'maxRunBytes', maxRunBytes, 1);
   const plan = {
     layout: layoutOf(options),
     runId,

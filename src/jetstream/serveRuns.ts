@@ -8,6 +8,7 @@ import type { RunRequest } from './submitRun.js';
 import { REQUEST_FIELDS, type RequestField } from './workerTypes.js';
 import { Worker } from './Worker.js';
 import type { PipeRun, WorkerActivity, WorkerPublishOptions, WorkerSettings } from './workerTypes.js';
+import { atLeast, wholeAtLeast } from '../checks.js';
 
 /** Options of `serveRuns`. */
 export interface ServeRunsOptions extends LayoutOptions {
@@ -93,11 +94,9 @@ export function serveRuns(nc: NatsConnection, options: ServeRunsOptions = {}): O
   const concurrency = options.concurrency ?? DEFAULTS.concurrency;
   const maxAttempts = options.maxAttempts ?? DEFAULTS.maxAttempts;
   const ackWaitMs = options.ackWaitMs ?? DEFAULTS.ackWaitMs;
-  if (!(Number.isInteger(concurrency) && concurrency >= 1))
-    throw new TypeError(`concurrency must be an integer ≥ 1, got ${String(concurrency)}`);
-  if (!(Number.isInteger(maxAttempts) && maxAttempts >= 1))
-    throw new TypeError(`maxAttempts must be an integer ≥ 1, got ${String(maxAttempts)}`);
-  if (!(ackWaitMs >= 1000)) throw new TypeError(`ackWaitMs must be at least 1000, got ${String(ackWaitMs)}`);
+  wholeAtLeast('serveRuns', 'concurrency', concurrency, 1);
+  wholeAtLeast('serveRuns', 'maxAttempts', maxAttempts, 1);
+  atLeast('serveRuns', 'ackWaitMs', ackWaitMs, 1000);
   const settings: WorkerSettings = {
     layout,
     concurrency,

@@ -129,8 +129,7 @@ export class RunSession {
   private readStdout(chunk: Uint8Array): void {
     // Once the run is ending, its output is no longer read; its stderr still is, for the resume hint.
     if (this.subscriber.closed || this.failure) return;
-    this.decoder.feed(chunk, this.lines);
-    const fatal = this.lines.fatal;
+    const fatal = this.lines.feed(this.decoder, chunk);
     if (fatal) this.fail((ending) => new DecodeError(fatal, this.ended(ending)));
   }
 
@@ -187,9 +186,7 @@ export class RunSession {
 
   /** The last line, if it had no newline; under `strict`, the issue of a bad one, for `end` to weigh against the exit. */
   private finishLines(): DecodeIssue | undefined {
-    if (this.lines.stopped) return undefined;
-    this.decoder.finish(this.lines);
-    return this.lines.fatal;
+    return this.lines.stopped ? undefined : this.lines.finish(this.decoder);
   }
 
   private callAppAtEnd(action: () => unknown): void {

@@ -1,26 +1,26 @@
+import { Fifo } from '../Fifo.js';
 import { stripControls } from '../terminalText.js';
 
 const RESUME_HINT = /EvoSci\s+(?:--resume|--thread-id)[\s=]+(\S+)/;
 
 /**
  * The producer's stderr as lines: each passed on with every terminal
- * sequence and control character removed, the last `tailBytes` characters
+ * sequence and control character removed, the last `tailChars` characters
  * kept for errors, the resume hint's thread id parsed. Memory is bounded by
- * `tailBytes` however much is written, even without newlines, and the work
+ * `tailChars` however much is written, even without newlines, and the work
  * per line does not grow with the tail: the lines are a ring.
  */
 export class StderrLog {
   private readonly utf8 = new TextDecoder('utf-8');
   private partial = '';
-  /** Kept lines, oldest at `first`; the array is compacted once half of it is dropped. */
-  private lines: string[] = [];
-  private first = 0;
+  /** Kept lines, oldest first, and the characters they take joined by newlines. */
+  private readonly lines = new Fifo<string>();
   private size = 0;
   threadId: string | undefined;
 
   constructor(
     private readonly onLine: ((line: string) => void) | undefined,
-    private readonly tailBytes = 64 * 1024,
+    private readonly tailChars = 64 * 1024,
   ) {}
 
   write(chunk: Uint8Array): void {
@@ -33,12 +33,12 @@ export class StderrLog {
     this.partial = '';
   }
 
-  /** The last lines, at most `tailBytes` characters. */
+  /** The last lines, at most `tailChars` characters. */
   get tail(): string {
-    const kept = this.lines.slice(this.first);
+    const kept = this.lines.toArray();
     if (this.partial) kept.push(stripControls(this.partial));
     const tail = kept.join('\n');
-    return tail.length > this.tailBytes ? tail.slice(-this.tailBytes) : tail;
+    return tail.length > this.tailChars ? tail.slice(-this.tailChars) : tail;
   }
 
   private text(text: string): void {
@@ -57,7 +57,7 @@ export class StderrLog {
     }
     if (start < text.length) {
       this.partial += text.slice(start);
-      if (this.partial.length > this.tailBytes) this.partial = this.partial.slice(-this.tailBytes);
+      if (this.partial.length > this.tailChars) this.partial = this.partial.slice(-this.tailChars);
     }
   }
 
@@ -65,16 +65,10 @@ export class StderrLog {
     const line = stripControls(raw);
     const hint = RESUME_HINT.exec(line);
     if (hint) this.threadId = hint[1];
-    const kept = line.length > this.tailBytes ? line.slice(-this.tailBytes) : line;
+    const kept = line.length > this.tailChars ? line.slice(-this.tailChars) : line;
     this.lines.push(kept);
     this.size += kept.length + 1;
-    while (this.size > this.tailBytes && this.lines.length - this.first > 1) {
-      this.size -= this.lines[this.first++]!.length + 1;
-    }
-    if (this.first > 1024 && this.first * 2 > this.lines.length) {
-      this.lines = this.lines.slice(this.first);
-      this.first = 0;
-    }
+    while (this.size > this.tailChars && this.lines.length > 1) this.size -= this.lines.shift()!.length + 1;
     this.onLine?.(line);
   }
 }

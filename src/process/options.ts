@@ -1,6 +1,7 @@
 import { checkDecodeOptions, type DecodeOptions } from '../decode/JsonlDecoder.js';
 import type { FlowControl } from '../FlowControl.js';
 import { cutText } from '../cutText.js';
+import { atLeast } from '../checks.js';
 
 /** Options of `run()`. Only `prompt` is required. */
 export interface RunOptions extends DecodeOptions {
@@ -96,9 +97,7 @@ export interface ResolvedOptions {
 }
 
 function checkDuration(name: string, value: number | undefined): void {
-  if (value !== undefined && !(typeof value === 'number' && value >= 0)) {
-    throw new TypeError(`run: ${name} must be a number of milliseconds ≥ 0, got ${String(value)}`);
-  }
+  if (value !== undefined) atLeast('run', name, value, 0);
 }
 
 /** The options with their defaults, checked; a mistake is a `TypeError` naming the option, before anything starts. */
@@ -116,14 +115,9 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
   checkDuration('killGraceMs', options.killGraceMs);
   checkDuration('lingerMs', options.lingerMs);
   const stderrTailChars = options.stderrTailChars ?? options.stderrTailBytes ?? DEFAULTS.stderrTailChars;
-  if (!(stderrTailChars >= 1)) {
-    const name =
-      options.stderrTailChars === undefined && options.stderrTailBytes !== undefined
-        ? 'stderrTailBytes'
-        : 'stderrTailChars';
-    throw new TypeError(`run: ${name} must be ≥ 1, got ${String(stderrTailChars)}`);
-  }
-  checkDecodeOptions(options);
+  const oldName = options.stderrTailChars === undefined && options.stderrTailBytes !== undefined;
+  atLeast('run', oldName ? 'stderrTailBytes' : 'stderrTailChars', stderrTailChars, 1);
+  checkDecodeOptions(options, 'run');
   return {
     command: options.command ?? process.env['EVOSCI_BIN'] ?? 'EvoSci',
     argv: cliArgs(options),

@@ -24,6 +24,7 @@ import type { FollowOptions, RunHub, StartedRun, StartOptions } from './RunHub.j
 import { newRunId, RUN_ID } from './runId.js';
 import type { RunStore, StoredRun } from './RunStore.js';
 import type { IndexedEvent, RunStatus, StartRequest } from './wire.js';
+import { wholeAtLeast } from '../checks.js';
 
 /** Options of `runHub`. */
 export interface RunHubOptions extends RunPolicy {
@@ -45,9 +46,7 @@ export interface RunHubOptions extends RunPolicy {
 const REMEMBERED_FORGOTTEN = 10_000;
 
 function limit(name: string, value: number | undefined, fallback: number): number {
-  const n = value ?? fallback;
-  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`runHub: ${name} must be a whole number of at least 1`);
-  return n;
+  return wholeAtLeast('runHub', name, value ?? fallback, 1);
 }
 
 /**

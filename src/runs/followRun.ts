@@ -26,6 +26,7 @@ import { ForgottenRunError, RunHubError, UnknownRunError } from './errors.js';
 import { errorOfEnd } from './runEnd.js';
 import { RunEnd, RunErrorInfo, type IndexedEvent } from './wire.js';
 import { sseMessages, SseOverflowError, type EventSourceMessage } from './sseReader.js';
+import { atLeast, wholeAtLeast } from '../checks.js';
 
 /** Options of `followRun`; the decode options work as in `fromJsonl`, an issue's `line` being the event's index. */
 export interface FollowRunOptions extends DecodeOptions {
@@ -319,13 +320,11 @@ function runIdOf(url: string): string {
 
 /** The options with their defaults; a wrong value is a `TypeError` naming it, thrown where the call is. */
 function settingsOf(options: FollowRunOptions): Settings {
-  const { maxLineBytes } = checkDecodeOptions(options);
+  const { maxLineBytes } = checkDecodeOptions(options, 'followRun');
   const { after = -1, retryDelayMs = DEFAULT_RETRY_DELAY_MS, maxRetries = DEFAULT_MAX_RETRIES } = options;
-  if (!(Number.isSafeInteger(after) && after >= -1)) {
-    throw new TypeError(`followRun: after must be an event index, got ${String(after)}`);
-  }
-  if (!(retryDelayMs >= 0)) throw new TypeError(`followRun: retryDelayMs must be ≥ 0, got ${String(retryDelayMs)}`);
-  if (!(maxRetries >= 0)) throw new TypeError(`followRun: maxRetries must be ≥ 0, got ${String(maxRetries)}`);
+  wholeAtLeast('followRun', 'after', after, -1);
+  atLeast('followRun', 'retryDelayMs', retryDelayMs, 0);
+  atLeast('followRun', 'maxRetries', maxRetries, 0);
   return {
     ...options,
     // Called unbound: a browser's fetch refuses another `this`; the global is looked up at each request.

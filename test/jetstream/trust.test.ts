@@ -85,7 +85,7 @@ describe('what a request may do to a worker', () => {
     try {
       const bad = await submitRun(nc, { prompt: 'negative', timeoutMs: -5 }, { prefix });
       const refused = await lastValueFrom(fromJetStream(nc, bad, { prefix })).catch((e: unknown) => e);
-      expect((refused as DeadLetterError).reason).toMatch(/timeoutMs must be a number of milliseconds ≥ 0, got -5/);
+      expect((refused as DeadLetterError).reason).toMatch(/run: timeoutMs must be a number ≥ 0, got -5/);
       const good = await submitRun(nc, { prompt: 'bounded', timeoutMs: 60_000 }, { prefix });
       expect(await lastValueFrom(fromJetStream(nc, good, { prefix }).pipe(toArray()))).toEqual(contract);
     } finally {

@@ -17,7 +17,15 @@ const PARTS = ['index.ts', 'src', 'operators', 'otel', 'viewer', 'testing', 'bin
  * The longest prefix of a path names its place.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['src/events.ts', 'src/errors.ts', 'src/terminalText.ts', 'src/cutText.ts', 'src/FlowControl.ts'],
+  [
+    'src/events.ts',
+    'src/errors.ts',
+    'src/terminalText.ts',
+    'src/cutText.ts',
+    'src/checks.ts',
+    'src/Fifo.ts',
+    'src/FlowControl.ts',
+  ],
   ['src/decode/'],
   ['src/process/', 'src/files/', 'src/flow/', 'operators/'],
   ['src/runs/', 'viewer/', 'testing/'],
