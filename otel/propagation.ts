@@ -2,7 +2,7 @@ import { context as contexts, propagation, ROOT_CONTEXT, type Context } from '@o
 import type { Observable } from 'rxjs';
 import type { EvoEvent } from '../src/events.js';
 // Not the jetstream entry: its declarations name the NATS client's types, which an app tracing runs may not have.
-import type { PipeRun, RequestHeaders } from '../src/jetstream/pipeRun.js';
+import type { PipeRun, RequestHeaders } from '../src/jetstream/wire/pipeRun.js';
 import { traceRun, type TraceRunOptions } from './traceRun.js';
 
 /**

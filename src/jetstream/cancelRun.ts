@@ -1,9 +1,10 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DEFAULTS } from './defaults.js';
-import { BrokerError, brokerError } from './errors.js';
-import { OrderedReader } from './OrderedReader.js';
-import { checkRunId, layoutOf, serverOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
-import { publishStored } from './publishStored.js';
+import { DEFAULTS } from './wire/defaults.js';
+import { BrokerError, brokerError } from './wire/errors.js';
+import { OrderedReader } from './read/OrderedReader.js';
+import { checkRunId, layoutOf, type JetStreamLayout, type LayoutOptions } from './wire/layout.js';
+import { serverOf } from './wire/clients.js';
+import { publishStored } from './write/publishStored.js';
 import {
   decodeRecord,
   RunHeaders,
@@ -11,8 +12,8 @@ import {
   type DeadLetterRecord,
   type FinishedRecord,
   type StatusRecord,
-} from './records.js';
-import { readStatus } from './status.js';
+} from './wire/records.js';
+import { readStatus } from './read/status.js';
 import { above } from '../checks.js';
 
 /** Options of `cancelRun`. */

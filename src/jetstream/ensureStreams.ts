@@ -1,8 +1,9 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DiscardPolicy, RetentionPolicy, StorageType, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
-import { DEFAULTS, nanos } from './defaults.js';
-import { BrokerError, brokerError, isNotFound } from './errors.js';
-import { clientsOf, layoutOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
+import { DEFAULTS, nanos } from './wire/defaults.js';
+import { BrokerError, brokerError, isNotFound } from './wire/errors.js';
+import { layoutOf, type JetStreamLayout, type LayoutOptions } from './wire/layout.js';
+import { clientsOf } from './wire/clients.js';
 
 /** Options of `ensureStreams`; every one has a default fit for one server. */
 export interface EnsureStreamsOptions extends LayoutOptions {

@@ -22,15 +22,16 @@ import type { FollowOptions, RunHub, StartedRun, StartOptions } from '../runs/Ru
 import { newRunId, RUN_ID } from '../runs/runId.js';
 import type { IndexedEvent, RunStatus, StartRequest } from '../runs/wire.js';
 import { cancelRun } from './cancelRun.js';
-import { DEFAULTS } from './defaults.js';
-import { AttemptSupersededError, brokerError } from './errors.js';
-import { fromJetStream } from './fromJetStream.js';
-import { clientsOf, layoutOf, type JetStreamLayout, type LayoutOptions } from './layout.js';
-import { positionOf } from './positions.js';
-import { RunHeaders } from './records.js';
-import { readStatus } from './status.js';
-import { readSubmitted, storeSubmitted, type SubmittedRecord } from './submitted.js';
-import { submitRun } from './submitRun.js';
+import { DEFAULTS } from './wire/defaults.js';
+import { AttemptSupersededError, brokerError } from './wire/errors.js';
+import { fromJetStream } from './read/fromJetStream.js';
+import { layoutOf, type JetStreamLayout, type LayoutOptions } from './wire/layout.js';
+import { clientsOf } from './wire/clients.js';
+import { positionOf } from './wire/positions.js';
+import { RunHeaders } from './wire/records.js';
+import { readStatus } from './read/status.js';
+import { readSubmitted, storeSubmitted, type SubmittedRecord } from './write/submitted.js';
+import { submitRun } from './write/submitRun.js';
 import { runStatusOf } from './runStatusOf.js';
 import { wholeAtLeast } from '../checks.js';
 

@@ -1,7 +1,7 @@
 // A run's records in the events stream as the `RunStatus` a run hub reports.
 import type { RunErrorInfo, RunStatus } from '../runs/wire.js';
-import type { SerializedError, StatusRecord } from './records.js';
-import type { SubmittedRecord } from './submitted.js';
+import type { SerializedError, StatusRecord } from './wire/records.js';
+import type { SubmittedRecord } from './write/submitted.js';
 
 /** An error as a status carries it: class, one-line message, details; never stderr. */
 function errorInfo(error: SerializedError): RunErrorInfo {

@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { connect } from '@nats-io/transport-node';
 import { filter, firstValueFrom, ReplaySubject } from 'rxjs';
-import { DEFAULTS } from '../../src/jetstream/defaults.js';
+import { DEFAULTS } from '../../src/jetstream/wire/defaults.js';
 import { submitRun, watchRuns, type StatusRecord } from '../../src/jetstream/index.js';
 import { natsUrl } from '../support/natsServer.js';
 import { eventually } from '../support/processes.js';

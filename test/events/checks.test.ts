@@ -9,7 +9,7 @@ import { run } from '../../src/process/run.js';
 import { runHub } from '../../src/runs/index.js';
 import { natsUrl } from '../support/natsServer.js';
 
-const FORM = /^(\w+): (\w+) must be (.+), got (.+)$/;
+const FORM = /^(\w+): ([\w.]+) must be (.+), got (.+)$/;
 
 /** The message of the TypeError `call` throws or rejects with. */
 async function mistake(call: () => unknown): Promise<string> {
@@ -41,6 +41,7 @@ describe('the checks of options', () => {
       ['followRun: retryDelayMs', () => followRun('http://127.0.0.1:9/runs/x', { retryDelayMs: -1 })],
       ['runHub: maxLive', () => runHub({ maxLive: 0 })],
       ['serveRuns: concurrency', () => serveRuns(nc, { concurrency: 0 })],
+      ['serveRuns: publish.maxRunBytes', () => serveRuns(nc, { publish: { maxRunBytes: 0 } })],
       ['publishTo: maxBufferBytes', () => publishTo(nc, 'r1', { maxBufferBytes: 0 })],
       ['fromJetStream: maxHeldBytes', () => fromJetStream(nc, 'r1', { maxHeldBytes: -1 })],
       ['jetStreamRunHub: maxQueued', () => jetStreamRunHub(nc, { maxQueued: 0 })],

@@ -20,7 +20,7 @@ import {
   submitRun,
   type JetStreamLayout,
 } from '../../src/jetstream/index.js';
-import { cancelRequested, readStatus } from '../../src/jetstream/status.js';
+import { cancelRequested, readStatus } from '../../src/jetstream/read/status.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 import { eventually, gone, isAlive, PATIENCE_MS, readWhenWritten, scratch } from '../support/processes.js';

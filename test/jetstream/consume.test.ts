@@ -28,7 +28,7 @@ import {
   serializeError,
   type EventPosition,
 } from '../../src/jetstream/index.js';
-import { encodeRecord } from '../../src/jetstream/records.js';
+import { encodeRecord } from '../../src/jetstream/wire/records.js';
 import { diagnostics, fixturePath } from '../support/collect.js';
 import { BROKER, connectBroker, freePort, uniquePrefix, fixtureEvents, suiteStreams } from './support.js';
 

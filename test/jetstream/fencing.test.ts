@@ -13,7 +13,7 @@ import {
   publishTo,
   submitRun,
 } from '../../src/jetstream/index.js';
-import { encodeRecord } from '../../src/jetstream/records.js';
+import { encodeRecord } from '../../src/jetstream/wire/records.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 import { gone } from '../support/processes.js';

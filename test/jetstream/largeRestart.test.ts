@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events.js';
 import { ensureStreams, fromJetStream, layoutOf, publishTo, submitRun } from '../../src/jetstream/index.js';
 import { toJsonl } from '../../src/decode/jsonl.js';
-import { partBytesOf } from '../../src/jetstream/parts.js';
+import { partBytesOf } from '../../src/jetstream/wire/parts.js';
 import { run } from '../../src/process/run.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { ownBroker, servedWorker, type OwnBroker } from './support.js';

@@ -17,7 +17,7 @@ import {
   streamConfigs,
   submitRun,
 } from '../../src/jetstream/index.js';
-import { readStatus } from '../../src/jetstream/status.js';
+import { readStatus } from '../../src/jetstream/read/status.js';
 import { run } from '../../src/process/run.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { connectBroker, deleteStreams, servedWorker, uniquePrefix } from './support.js';

@@ -6,7 +6,7 @@ import { jetstream } from '@nats-io/jetstream';
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureStreams, fromJetStream, layoutOf, serveRuns, submitRun } from '../../src/jetstream/index.js';
-import { encodeRecord } from '../../src/jetstream/records.js';
+import { encodeRecord } from '../../src/jetstream/wire/records.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 import { fixtureEvents, ownBroker, type OwnBroker, recordsUntilFinished } from './support.js';

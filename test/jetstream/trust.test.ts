@@ -18,7 +18,7 @@ import {
   submitRun,
   type ServeRunsOptions,
 } from '../../src/jetstream/index.js';
-import { readStatus } from '../../src/jetstream/status.js';
+import { readStatus } from '../../src/jetstream/read/status.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
 import { scratch } from '../support/processes.js';

@@ -29,6 +29,11 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/decode/'],
   ['src/process/', 'src/files/', 'src/flow/', 'operators/'],
   ['src/runs/', 'viewer/', 'testing/'],
+  // The jetstream entry by role: names and codecs, then reading, writing, the worker, and the calls over them.
+  ['src/jetstream/wire/'],
+  ['src/jetstream/read/'],
+  ['src/jetstream/write/'],
+  ['src/jetstream/worker/'],
   ['src/jetstream/', 'otel/', 'bin/'],
   ['src/index.ts', 'index.ts'],
 ];

@@ -1,0 +1,267 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { JsMsg } from '@nats-io/jetstream';
+import type { Subscriber } from 'rxjs';
+import { DecodeIssue } from '../../decode/decodeLine.js';
+import { JsonlDecoder, type DecodeOptions } from '../../decode/JsonlDecoder.js';
+import { SubscriberSink } from '../../decode/SubscriberSink.js';
+import { DecodeError, EvoSciError } from '../../errors.js';
+import type { EvoEvent, UnknownEvent } from '../../events.js';
+import {
+  AttemptSupersededError,
+  BrokerError,
+  brokerError,
+  DeadLetterError,
+  StorageLimitError,
+} from '../wire/errors.js';
+import { OrderedReader, type FollowStart } from './OrderedReader.js';
+import type { JetStreamLayout } from '../wire/layout.js';
+import { partOf } from '../wire/parts.js';
+import { placeEvent, type EventPosition } from '../wire/positions.js';
+import { decodeRecord, deserializeError, RunHeaders, type FinishedRecord } from '../wire/records.js';
+import { ReorderBuffer, type InOrder } from './ReorderBuffer.js';
+import { readStatus } from './status.js';
+
+/** One run to read, as `fromJetStream` was asked: its options checked and with their defaults. */
+export interface ReadPlan extends Pick<DecodeOptions, 'strict' | 'onDiagnostic'> {
+  readonly layout: JetStreamLayout;
+  readonly runId: string;
+  readonly after: EventPosition | undefined;
+  readonly keepUnknown: boolean;
+  readonly maxLineBytes: number;
+  readonly maxHeldBytes: number;
+}
+
+const text = new TextDecoder();
+/** The last token of an attempt's events subject. */
+const ATTEMPT_TOKEN = /^[1-9][0-9]*$/;
+
+/**
+ * One subscription of `fromJetStream`: picks the attempt to follow from the
+ * run's last status record, reads the run's subjects from that attempt's
+ * start, puts its events back in order, decodes each with the decoder of
+ * `fromJsonl` and ends at its `finished` record.
+ */
+export class RunReader {
+  private following: OrderedReader | undefined;
+  private done = false;
+  /** The attempt being emitted; `undefined` until its `started` record is read. */
+  private attempt: number | undefined;
+  private readonly order: ReorderBuffer;
+  private readonly decoder: JsonlDecoder;
+  private readonly runPrefix: string;
+  /** The event being decoded: its sequence numbers the issues of its line. */
+  private current: InOrder | undefined;
+  /** Where decoded lines go, for the whole read: it stops once this reader is done. */
+  private readonly sink: SubscriberSink;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly plan: ReadPlan,
+    private readonly subscriber: Subscriber<EvoEvent | UnknownEvent>,
+  ) {
+    this.attempt = plan.after?.attempt;
+    this.order = new ReorderBuffer(plan.after ? plan.after.sequence + 1 : 1);
+    this.decoder = new JsonlDecoder({ keepUnknown: plan.keepUnknown, maxLineBytes: plan.maxLineBytes });
+    this.runPrefix = plan.layout.statusSubject(plan.runId).slice(0, -'status'.length);
+    const isDone = () => this.done;
+    const placed = {
+      get closed() {
+        return isDone();
+      },
+      next: (event: EvoEvent | UnknownEvent) => {
+        const { sequence, resumeFrom } = this.current!;
+        placeEvent(event, { runId: plan.runId, attempt: this.attempt!, sequence, resumeFrom });
+        subscriber.next(event);
+      },
+    };
+    const { strict, onDiagnostic } = plan;
+    this.sink = new SubscriberSink(placed, {
+      strict,
+      onDiagnostic: onDiagnostic && ((issue: DecodeIssue) => onDiagnostic(this.numbered(issue))),
+    });
+  }
+
+  start(): void {
+    this.open().catch((err: unknown) =>
+      this.end(EvoSciError.is(err) ? err : brokerError(this.nc, `could not read run ${this.plan.runId}`, err)),
+    );
+  }
+
+  stop(): void {
+    this.done = true;
+    this.following?.stop();
+  }
+
+  private async open(): Promise<void> {
+    const { nc, plan } = this;
+    const { layout, runId, after } = plan;
+    const status = await readStatus(nc, layout, runId).catch((err: unknown) => {
+      throw brokerError(
+        nc,
+        `could not read the status of run ${runId} from stream ${layout.eventsStream} (has ensureStreams run?)`,
+        err,
+      );
+    });
+    const last = status?.record;
+    if (last?.record === 'dead-letter') throw new DeadLetterError(runId, last.reason, last.attempts);
+    // Cancelled before any attempt started: no events to replay.
+    if (last?.record === 'finished' && last.attempt === 0) throw failureOf(last);
+    let start: FollowStart = { from: 'start' };
+    if (after) {
+      if (last && last.attempt > after.attempt) throw new AttemptSupersededError(runId, after.attempt, last.attempt);
+      start = { from: 'sequence', sequence: after.resumeFrom };
+    } else if (last?.record === 'started') {
+      this.attempt = last.attempt;
+      start = { from: 'sequence', sequence: status!.sequence };
+    } else if (last?.record === 'finished') {
+      this.attempt = last.attempt;
+      start = { from: 'sequence', sequence: last.startSequence };
+    }
+    if (this.done) return;
+    this.following = await OrderedReader.start(
+      nc,
+      layout.eventsStream,
+      layout.runSubjects(runId),
+      start,
+      (message) => this.onMessage(message),
+      (error) => this.end(error),
+    );
+    if (this.done) this.following.stop();
+  }
+
+  private onMessage(message: JsMsg): void {
+    if (this.done) return;
+    // An app callback (onDiagnostic) or a downstream operator that throws ends this subscription, not the app.
+    try {
+      const token = message.subject.slice(this.runPrefix.length);
+      if (token === 'status') this.onStatus(message);
+      else if (ATTEMPT_TOKEN.test(token)) this.onEvent(message, Number(token));
+      // Any other subject of the run (its cancel, say) is not for readers: its end is in the status records.
+    } catch (err) {
+      this.end(err);
+    }
+  }
+
+  private onEvent(message: JsMsg, eventAttempt: number): void {
+    const { runId, layout } = this.plan;
+    // Read from the run's start, an event before any started record: that record was removed.
+    if (this.attempt === undefined) return this.end(startGone(runId, eventAttempt, layout.eventsStream));
+    // From another attempt (a worker thought dead): not ours.
+    if (eventAttempt !== this.attempt) return;
+    const sequence = Number(message.headers?.get(RunHeaders.sequence));
+    if (!(Number.isInteger(sequence) && sequence >= 1)) {
+      return this.report(
+        new DecodeIssue(
+          0,
+          text.decode(message.data),
+          `message ${message.seq} of stream ${layout.eventsStream} has no ${RunHeaders.sequence} header; dropped`,
+        ),
+      );
+    }
+    const part = partOf(message.headers?.get(RunHeaders.part));
+    if (part === null) {
+      return this.report(
+        new DecodeIssue(
+          sequence,
+          text.decode(message.data.subarray(0, 256)),
+          `message ${message.seq} of stream ${layout.eventsStream} has a malformed ${RunHeaders.part} header; dropped`,
+        ),
+      );
+    }
+    if (!this.order.add(sequence, message.data, message.seq, part)) return;
+    for (let ready = this.order.take(); ready && !this.done; ready = this.order.take()) this.emit(ready);
+    if (this.order.bytes > this.plan.maxHeldBytes) {
+      this.end(
+        new BrokerError(
+          `run ${runId} attempt ${this.attempt}: event ${this.order.next} is missing from stream ${layout.eventsStream} while ${this.order.size} later ones (${this.order.bytes} bytes, more than maxHeldBytes) arrived`,
+        ),
+      );
+    }
+  }
+
+  /**
+   * Decodes one event's payload as a line of `fromJsonl`: bytes counted as
+   * UTF-8, one strict/diagnostic rule. An event in parts is fed part by part
+   * and ends with its last: the decoder holds at most `maxLineBytes` of it, as
+   * it does of a long line from a CLI.
+   */
+  private emit(ready: InOrder): void {
+    this.current = ready;
+    this.sink.feed(this.decoder, ready.data);
+    if (ready.part !== undefined && ready.part.index < ready.part.count) return;
+    const fatal = this.sink.finish(this.decoder);
+    if (fatal !== undefined) this.end(new DecodeError(this.numbered(fatal)));
+  }
+
+  /** An issue of the current event's line, numbered by the event's sequence. */
+  private numbered(issue: DecodeIssue): DecodeIssue {
+    return new DecodeIssue(this.current!.sequence, issue.raw, issue.message, issue.kept);
+  }
+
+  /** A message that is not an event: a diagnostic, or the end with `strict`. */
+  private report(issue: DecodeIssue): void {
+    if (this.plan.strict) return this.end(new DecodeError(issue));
+    this.plan.onDiagnostic?.(issue);
+  }
+
+  private onStatus(message: JsMsg): void {
+    const { runId, layout } = this.plan;
+    const record = decodeRecord(message.data);
+    if (!record) {
+      const issue = new DecodeIssue(
+        0,
+        text.decode(message.data),
+        `message ${message.seq} of stream ${layout.eventsStream} is not a status record; dropped`,
+      );
+      return this.report(issue);
+    }
+    if (record.record === 'dead-letter') return this.end(new DeadLetterError(runId, record.reason, record.attempts));
+    if (record.record === 'started') {
+      if (this.attempt === undefined) this.attempt = record.attempt;
+      else if (record.attempt > this.attempt) this.end(new AttemptSupersededError(runId, this.attempt, record.attempt));
+      return;
+    }
+    // Attempt 0: the run was cancelled before any attempt started, and none will.
+    if (record.attempt === 0) return this.finished(record);
+    if (this.attempt === undefined) return this.end(startGone(runId, record.attempt, layout.eventsStream));
+    // Records of an attempt below the one followed are a superseded worker's: ignored.
+    if (record.attempt === this.attempt) this.finished(record);
+  }
+
+  private finished(record: FinishedRecord): void {
+    const { runId, layout } = this.plan;
+    const emitted = this.order.next - 1;
+    // A run a limit stopped ends with the error that names it, even if that limit removed its first events.
+    const limited = record.error?.class === StorageLimitError.prototype.name;
+    // A run that failed while storing its events says how many were stored; later ones may be held.
+    if (!limited && (emitted < record.events || (this.order.size > 0 && record.outcome === 'completed'))) {
+      return this.end(
+        new BrokerError(
+          `run ${runId} attempt ${record.attempt}: events ${emitted + 1} to ${record.events} are missing from stream ${layout.eventsStream} (removed by its limits?)`,
+        ),
+      );
+    }
+    this.end(record.outcome === 'completed' ? undefined : failureOf(record));
+  }
+
+  private end(error?: unknown): void {
+    if (this.done) return;
+    this.stop();
+    if (error === undefined) this.subscriber.complete();
+    else this.subscriber.error(error);
+  }
+}
+
+/** The error a failed run's `finished` record carries. */
+function failureOf(record: FinishedRecord): EvoSciError {
+  return record.error
+    ? deserializeError(record.error, record.runId)
+    : new BrokerError(`run ${record.runId} failed without an error in its record`);
+}
+
+/** The error of a run read from its start whose attempt's `started` record the stream no longer holds. */
+function startGone(runId: string, attempt: number, stream: string): BrokerError {
+  return new BrokerError(
+    `run ${runId}: the started record of attempt ${attempt} is no longer in stream ${stream} (removed by its limits), so the attempt cannot be read from its start`,
+  );
+}

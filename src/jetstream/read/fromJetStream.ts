@@ -1,0 +1,93 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Observable } from 'rxjs';
+import { checkDecodeOptions, type DecodeOptions } from '../../decode/JsonlDecoder.js';
+import type { EvoEvent, UnknownEvent } from '../../events.js';
+import { DEFAULTS } from '../wire/defaults.js';
+import { checkRunId, layoutOf, type LayoutOptions } from '../wire/layout.js';
+import type { EventPosition } from '../wire/positions.js';
+import { RunReader } from './RunReader.js';
+import { atLeast } from '../../checks.js';
+
+/** Options of `fromJetStream`: the layout, and the decoding options of `fromJsonl`. */
+export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions {
+  /** Go on after this event (from `positionOf`) instead of replaying the attempt from its start. */
+  readonly after?: EventPosition;
+  /**
+   * Bytes of events held while one before them is missing (stored out of
+   * order after a publish retried across a broker restart), at most. Past it
+   * the Observable errors with `BrokerError`. Default 64 MiB.
+   */
+  readonly maxHeldBytes?: number;
+}
+
+/**
+ * One run's events from JetStream as a cold Observable, as `run()` would
+ * emit them: each subscription replays the run's latest attempt from its
+ * start (or from `after`), then follows it live, and completes or errors with
+ * the same `EvoSciError` subclass, message and details at its `finished`
+ * record. A run not started yet is waited for.
+ *
+ * Each event is emitted exactly once and in order: events are read by their
+ * `EvoSci-Seq` (and the parts of a large one by their `EvoSci-Part`), so a
+ * repeat is dropped and one stored out of order is held until its turn.
+ * Payloads are decoded as lines of `fromJsonl`, an event in parts as one
+ * line fed part by part, so that no more than `maxLineBytes` of it is held:
+ * a payload that is not an event is an `onDiagnostic` issue (its `line` is
+ * the event's sequence), or a `DecodeError` with `strict`. A run a limit
+ * stopped errors with the `StorageLimitError` that names it.
+ *
+ * A new attempt never mixes into the one being followed: if the worker of
+ * the followed attempt dies and the request is run again, the Observable
+ * errors with `AttemptSupersededError`, and a new subscription follows the
+ * new attempt from its start. A run `cancelRun` ended errors with
+ * `CancelledError`, at once if it never started. A dead-lettered run errors with
+ * `DeadLetterError`; a connection that closes, with `BrokerError`, and so
+ * does a run whose attempt's start the stream's limits have removed.
+ * Unsubscribing deletes the consumer from the server.
+ *
+ * ```
+ * JetStream: S1-a-b-(worker dies)-S2-a-b-c-F
+ * first:     --a-b-----------------#            (AttemptSupersededError)
+ * second:                           --a-b-c-|   (subscribed after S2)
+ * ```
+ *
+ * ```ts
+ * fromJetStream(nc, runId, { onDiagnostic: console.warn })
+ *   .pipe(ofType('text'))
+ *   .subscribe((e) => process.stdout.write(e.content));
+ * ```
+ */
+export function fromJetStream(
+  nc: NatsConnection,
+  runId: string,
+  options: FromJetStreamOptions & { keepUnknown: true },
+): Observable<EvoEvent | UnknownEvent>;
+export function fromJetStream(nc: NatsConnection, runId: string, options?: FromJetStreamOptions): Observable<EvoEvent>;
+export function fromJetStream(
+  nc: NatsConnection,
+  runId: string,
+  options: FromJetStreamOptions = {},
+): Observable<EvoEvent | UnknownEvent> {
+  checkRunId(runId);
+  const { maxLineBytes } = checkDecodeOptions(options, 'fromJetStream');
+  const { after } = options;
+  if (after !== undefined && after.runId !== runId)
+    throw new TypeError(`after is a position in run ${after.runId}, not ${runId}`);
+  const maxHeldBytes = options.maxHeldBytes ?? DEFAULTS.maxHeldBytes;
+  atLeast('fromJetStream', 'maxHeldBytes', maxHeldBytes, 0);
+  const plan = {
+    layout: layoutOf(options),
+    runId,
+    after,
+    keepUnknown: options.keepUnknown ?? false,
+    maxLineBytes,
+    maxHeldBytes,
+    strict: options.strict,
+    onDiagnostic: options.onDiagnostic,
+  };
+  return new Observable<EvoEvent | UnknownEvent>((subscriber) => {
+    const reader = new RunReader(nc, plan, subscriber);
+    reader.start();
+    return () => reader.stop();
+  });
+}

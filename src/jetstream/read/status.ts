@@ -1,0 +1,48 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { AttemptSupersededError } from '../wire/errors.js';
+import { type JetStreamLayout } from '../wire/layout.js';
+import { clientsOf } from '../wire/clients.js';
+import { decodeRecord, type StatusRecord } from '../wire/records.js';
+
+/** The last message on a run's status subject: its record (if it is one) and its stream sequence. */
+export interface StoredStatus {
+  readonly record: StatusRecord | undefined;
+  readonly sequence: number;
+}
+
+/** The last status message of a run, if it has any. */
+export async function readStatus(
+  nc: NatsConnection,
+  layout: JetStreamLayout,
+  runId: string,
+): Promise<StoredStatus | undefined> {
+  const jsm = await clientsOf(nc).manager();
+  const stored = await jsm.streams.getMessage(layout.eventsStream, { last_by_subj: layout.statusSubject(runId) });
+  return stored ? { record: decodeRecord(stored.data), sequence: stored.seq } : undefined;
+}
+
+/** Whether the request stored at `sequence` is still in the work queue: taken, or waiting, and not yet acknowledged. */
+export async function requestPending(nc: NatsConnection, layout: JetStreamLayout, sequence: number): Promise<boolean> {
+  const jsm = await clientsOf(nc).manager();
+  return (await jsm.streams.getMessage(layout.requestsStream, { seq: sequence })) !== null;
+}
+
+/** Whether a cancel of the run is stored (see `cancelRun`): then no attempt of it may start. */
+export async function cancelRequested(nc: NatsConnection, layout: JetStreamLayout, runId: string): Promise<boolean> {
+  const jsm = await clientsOf(nc).manager();
+  return (await jsm.streams.getMessage(layout.eventsStream, { last_by_subj: layout.cancelSubject(runId) })) !== null;
+}
+
+/** The error of an attempt the run's status has moved past, if it has (or if its status cannot be read: none). */
+export async function supersedingError(
+  nc: NatsConnection,
+  layout: JetStreamLayout,
+  runId: string,
+  attempt: number,
+): Promise<AttemptSupersededError | undefined> {
+  const record = (await readStatus(nc, layout, runId).catch(() => undefined))?.record;
+  if (record === undefined) return undefined;
+  const latest = record.record === 'dead-letter' ? record.attempts : record.attempt;
+  if (record.record !== 'dead-letter' && latest <= attempt) return undefined;
+  return new AttemptSupersededError(runId, attempt, Math.max(latest, attempt + 1));
+}
