@@ -11,13 +11,8 @@ import {
   RunRestartedError,
   UnknownRunError,
 } from '../runs/errors.js';
-import {
-  allowedFields,
-  checkIdempotencyKey,
-  checkStartRequest,
-  fingerprintOf,
-  type RequestField,
-} from '../runs/policy.js';
+import { allowedFields, checkIdempotencyKey, checkStartRequest, fingerprintOf } from '../runs/policy.js';
+import type { RequestField } from '../process/requestedOptions.js';
 import type { FollowOptions, RunHub, StartedRun, StartOptions } from '../runs/RunHub.js';
 import { newRunId, RUN_ID } from '../runs/runId.js';
 import type { IndexedEvent, RunStatus, StartRequest } from '../runs/wire.js';

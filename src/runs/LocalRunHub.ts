@@ -16,9 +16,9 @@ import {
   checkStartRequest,
   fingerprintOf,
   policyRunOptions,
-  type RequestField,
   type RunPolicy,
 } from './policy.js';
+import type { RequestField } from '../process/requestedOptions.js';
 import { RecentSet } from './RecentSet.js';
 import type { FollowOptions, RunHub, StartedRun, StartOptions } from './RunHub.js';
 import { newRunId, RUN_ID } from './runId.js';

@@ -26,7 +26,7 @@ import { ForgottenRunError, RunHubError, UnknownRunError } from './errors.js';
 import { errorOfEnd } from './runEnd.js';
 import { RunEnd, RunErrorInfo, type IndexedEvent } from './wire.js';
 import { sseMessages, SseOverflowError, type EventSourceMessage } from './sseReader.js';
-import { atLeast, wholeAtLeast } from '../checks.js';
+import { above, atLeast, wholeAtLeast } from '../checks.js';
 
 /** Options of `followRun`; the decode options work as in `fromJsonl`, an issue's `line` being the event's index. */
 export interface FollowRunOptions extends DecodeOptions {
@@ -40,6 +40,13 @@ export interface FollowRunOptions extends DecodeOptions {
   readonly retryDelayMs?: number;
   /** Failed connections in a row (no new event in between) after which the follow errors. Default 5. */
   readonly maxRetries?: number;
+  /**
+   * Milliseconds without a byte from the hub (no event, no heartbeat) after
+   * which the connection is taken for lost and a new one is made: one that
+   * went half-open (a sleeping laptop, a NAT that forgot it) never ends on its
+   * own. Default 45,000, three of the hub's heartbeats; `Infinity` waits for ever.
+   */
+  readonly idleTimeoutMs?: number;
 }
 
 /** The options with their defaults, checked once per `followRun` call. */
@@ -49,10 +56,13 @@ interface Settings extends Pick<FollowRunOptions, 'headers' | 'keepUnknown' | 's
   readonly after: number;
   readonly retryDelayMs: number;
   readonly maxRetries: number;
+  readonly idleTimeoutMs: number;
 }
 
 const DEFAULT_RETRY_DELAY_MS = 1000;
 const DEFAULT_MAX_RETRIES = 5;
+/** Three of the heartbeats `runsHandler` sends every 15 s. */
+const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
 /** Room in the parser's buffer beyond an event's data: the `data: ` of its line and a line end. */
 const FRAME_SLACK = 64;
 /** How much of a refusal's body is read for its message. */
@@ -181,6 +191,7 @@ class RunFollower {
     return sseMessages(body, {
       maxChars: this.settings.maxLineBytes + FRAME_SLACK,
       onRetry: (ms) => (this.delayMs = ms),
+      idleMs: this.settings.idleTimeoutMs,
     }).pipe(catchError((err: unknown) => throwError(() => this.failureOf(err))));
   }
 
@@ -325,6 +336,7 @@ function settingsOf(options: FollowRunOptions): Settings {
   wholeAtLeast('followRun', 'after', after, -1);
   atLeast('followRun', 'retryDelayMs', retryDelayMs, 0);
   atLeast('followRun', 'maxRetries', maxRetries, 0);
+  const idleTimeoutMs = above('followRun', 'idleTimeoutMs', options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, 0);
   return {
     ...options,
     // Called unbound: a browser's fetch refuses another `this`; the global is looked up at each request.
@@ -333,5 +345,6 @@ function settingsOf(options: FollowRunOptions): Settings {
     after,
     retryDelayMs,
     maxRetries,
+    idleTimeoutMs,
   };
 }

@@ -1,7 +1,8 @@
 // The `evosci-rx/runs` entry, for Node: runs as resources, started once and followed from anywhere.
 export { runHub, type RunHubOptions } from './LocalRunHub.js';
 export type { FollowOptions, RunHub, StartedRun, StartOptions } from './RunHub.js';
-export { REQUEST_FIELDS, type RequestField, type RunPolicy } from './policy.js';
+export { REQUEST_FIELDS, type RequestField } from '../process/requestedOptions.js';
+export type { RunPolicy } from './policy.js';
 export {
   ForgottenRunError,
   HubClosedError,

@@ -3,12 +3,11 @@
 import { createHash } from 'node:crypto';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import type { RunOptions } from '../process/run.js';
+import { REQUEST_FIELDS, requestedRunOptions, type RequestField } from '../process/requestedOptions.js';
 import { RunRequestError } from './errors.js';
 import { StartRequest, THREAD_ID } from './wire.js';
 
 /** The fields of a request that set how it runs, besides its prompt and the thread it resumes. */
-export const REQUEST_FIELDS = ['workdir', 'autoMode', 'timeoutMs'] as const;
-export type RequestField = (typeof REQUEST_FIELDS)[number];
 
 /** How a hub runs what it is asked to run. */
 export interface RunPolicy {
@@ -75,15 +74,7 @@ export function policyRunOptions(
   }
   const given = policy.runOptions;
   if (typeof given === 'function') return given(request, id);
-  const fromRequest: Partial<Pick<RunOptions, RequestField>> = {};
-  for (const field of allowed)
-    if (request[field] !== undefined) Object.assign(fromRequest, { [field]: request[field] });
-  return {
-    ...given,
-    ...fromRequest,
-    prompt: request.prompt,
-    ...(request.resume === undefined ? {} : { resume: request.resume }),
-  };
+  return requestedRunOptions(given, request, allowed);
 }
 
 /** What makes two requests the same request, whatever the order of their keys. */

@@ -12,6 +12,23 @@ export interface SseReaderOptions {
   readonly maxChars: number;
   /** Told each `retry:` field: the server's reconnection delay, in milliseconds. */
   readonly onRetry?: (ms: number) => void;
+  /**
+   * Milliseconds without a byte (no event, no heartbeat) after which the
+   * body is given up with `SseIdleError`: a connection that went half-open
+   * sends nothing and never ends. Default: wait for ever.
+   */
+  readonly idleMs?: number;
+}
+
+/** The body sent nothing, not even a heartbeat, for `idleMs`: it is cancelled. */
+export class SseIdleError extends Error {
+  static {
+    this.prototype.name = 'SseIdleError';
+  }
+
+  constructor(readonly idleMs: number) {
+    super(`nothing came for ${idleMs} ms, not even a heartbeat`);
+  }
 }
 
 /** A message grew past `maxChars`: what was buffered of it is dropped, and the rest of the body is not read. */
@@ -48,8 +65,13 @@ export function sseMessages(
       },
       maxBufferSize: options.maxChars,
     });
-    void pump(reader, parser, subscriber);
+    const idle = new IdleWatch(options.idleMs, () => {
+      subscriber.error(new SseIdleError(options.idleMs!));
+      reader.cancel().catch(() => undefined);
+    });
+    void pump(reader, parser, subscriber, idle);
     return () => {
+      idle.stop();
       // Rejects when the body has already failed: nothing is left to release then.
       reader.cancel().catch(() => undefined);
     };
@@ -61,12 +83,14 @@ async function pump(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   parser: EventSourceParser,
   subscriber: Subscriber<EventSourceMessage>,
+  idle: IdleWatch,
 ): Promise<void> {
   const utf8 = new TextDecoder();
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (subscriber.closed) return;
+      idle.touch();
       if (done) {
         parser.feed(utf8.decode());
         subscriber.complete();
@@ -76,5 +100,27 @@ async function pump(
     }
   } catch (err) {
     subscriber.error(err);
+  }
+}
+
+/** A timer restarted by every chunk of a body, which calls `onIdle` once if none comes for `idleMs`. */
+class IdleWatch {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly idleMs: number | undefined,
+    private readonly onIdle: () => void,
+  ) {
+    this.touch();
+  }
+
+  touch(): void {
+    if (this.idleMs === undefined || this.idleMs === Infinity) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(this.onIdle, this.idleMs);
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
   }
 }

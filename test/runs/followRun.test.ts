@@ -198,6 +198,14 @@ describe('followRun', () => {
     expect(s.requests).toHaveLength(1);
   });
 
+  it('takes a connection that sends nothing for idleTimeoutMs, not even a heartbeat, for lost, and resumes', async () => {
+    const s = await serve({ events: runEvents(4), answers: [{ silentAfter: 2 }] });
+    const got = await collect(followRun(s.url, { ...FAST, idleTimeoutMs: 300 }));
+    expect(indexes(got)).toEqual([0, 1, 2, 3]);
+    expect(lastEventIds(s)).toEqual([undefined, '1']);
+    await s.requests[0]!.aborted;
+  });
+
   it('aborts the request when unsubscribed mid-run', async () => {
     const s = await serve({ events: runEvents(3), ending: 'open' });
     const seen: number[] = [];

@@ -138,7 +138,14 @@ describe('runsHandler', () => {
     expect((await readSse(`${served.url}/${id}/events?after=-1`)).status).toBe(400);
     expect((await call(served.url, 'POST', { prompt: 5 })).status).toBe(400);
     expect((await call(served.url, 'POST', { prompt: 'x', workdir: '/' })).status).toBe(400);
-    expect((await call(`${served.url}/${id}`, 'PUT')).status).toBe(405);
+    for (const [path, allowed] of [
+      ['', 'GET, POST'],
+      [`/${id}`, 'GET, DELETE'],
+      [`/${id}/events`, 'GET'],
+    ] as const) {
+      const put = await fetch(`${served.url}${path}`, { method: 'PUT' });
+      expect([put.status, put.headers.get('allow')]).toEqual([405, allowed]);
+    }
     const text = await fetch(served.url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' });
     expect(text.status).toBe(415);
     const big = await call(served.url, 'POST', { prompt: 'x'.repeat(300 * 1024) });

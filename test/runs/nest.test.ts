@@ -3,27 +3,15 @@
 // read with fetch: the exact bytes Nest writes. The hub is a stub whose runs
 // are subjects the test drives, so each step waits for a sign, never a clock.
 import 'reflect-metadata';
-import {
-  Catch,
-  Controller,
-  Headers as HeaderParam,
-  Inject,
-  Module,
-  Param,
-  Sse,
-  type ArgumentsHost,
-  type ExceptionFilter,
-  type INestApplication,
-} from '@nestjs/common';
+import { Controller, Headers as HeaderParam, Inject, Module, Param, Sse, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { Response as ExpressResponse } from 'express';
 import { defer, filter, finalize, firstValueFrom, ReplaySubject, Subject, throwError, type Observable } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events.js';
 import { ExitError } from '../../src/errors.js';
-import { RunHubError, UnknownRunError } from '../../src/runs/errors.js';
+import { UnknownRunError } from '../../src/runs/errors.js';
 import { afterOf } from '../../src/runs/lastEventId.js';
 import type { FollowOptions, RunHub } from '../../src/runs/RunHub.js';
 import { toMessageEvents, type MessageEvent } from '../../src/runs/toMessageEvents.js';
@@ -84,18 +72,6 @@ Sse(':id/events')(
   Object.getOwnPropertyDescriptor(RunsController.prototype, 'events')!,
 );
 
-/** A hub's refusal as its status (Nest answers 500 to an error without `statusCode`). */
-class RunHubErrorFilter implements ExceptionFilter<RunHubError> {
-  catch(error: RunHubError, host: ArgumentsHost): void {
-    host
-      .switchToHttp()
-      .getResponse<ExpressResponse>()
-      .status(error.status)
-      .json({ name: error.name, message: error.message });
-  }
-}
-Catch(RunHubError)(RunHubErrorFilter);
-
 const hub = new ScriptedHub();
 class AppModule {}
 Module({ controllers: [RunsController], providers: [{ provide: HUB, useValue: hub }] })(AppModule);
@@ -105,7 +81,6 @@ let base: string;
 
 beforeAll(async () => {
   app = await NestFactory.create(AppModule, new ExpressAdapter(), { logger: false, forceCloseConnections: true });
-  app.useGlobalFilters(new RunHubErrorFilter());
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   base = `http://127.0.0.1:${port}/runs`;
@@ -247,8 +222,9 @@ describe('toMessageEvents() behind a NestJS @Sse() route', () => {
     const before = hub.follows.length;
     const response = await fetch(`${base}/resume/events`, { headers: { 'Last-Event-ID': 'abc' } });
     expect(response.status).toBe(400);
+    // Nest's own handler answers an error that carries `statusCode`, as RunHubError does: no filter of the app's.
     expect(await response.json()).toEqual({
-      name: 'RunRequestError',
+      statusCode: 400,
       message: 'Last-Event-ID must be the decimal index of an event, got "abc"',
     });
     expect(hub.follows.length).toBe(before);

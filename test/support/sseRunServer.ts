@@ -18,7 +18,13 @@ export type Answer =
    * fails, as Chromium does: a test that counts on the client having them
    * waits for its sign that it has).
    */
-  | { readonly cutAfter?: number; readonly cutWhen?: Promise<unknown>; readonly startAt?: number };
+  | {
+      readonly cutAfter?: number;
+      readonly cutWhen?: Promise<unknown>;
+      readonly startAt?: number;
+      /** Writes that many events, then nothing more, not even a heartbeat, the connection left open: a half-open link. */
+      readonly silentAfter?: number;
+    };
 
 export interface SseRunScript {
   /** The `data` of each event, in order: the event's JSON as a hub writes it, or anything, to test bad data. */
@@ -101,11 +107,13 @@ function answer(res: ServerResponse, { status, body, contentType }: Extract<Answ
 
 /** Writes the events from `from` on, then the ending; or cuts the connection as `plan` says. */
 function stream(res: ServerResponse, script: SseRunScript, from: number, plan: Extract<Answer, { cutAfter?: number }>) {
-  const { cutAfter, cutWhen } = plan;
+  const { cutAfter, cutWhen, silentAfter } = plan;
   res.writeHead(200, STREAM_HEADERS);
   const frames = [script.retryMs === undefined ? '' : `retry: ${script.retryMs}\n\n`, ': heartbeat\n\n'];
-  const last = cutAfter === undefined ? script.events.length : Math.min(from + cutAfter, script.events.length);
+  const upTo = cutAfter ?? silentAfter;
+  const last = upTo === undefined ? script.events.length : Math.min(from + upTo, script.events.length);
   for (let index = from; index < last; index++) frames.push(`id: ${index}\ndata: ${script.events[index]}\n\n`);
+  if (silentAfter !== undefined) return void res.write(frames.join(''));
   if (cutAfter !== undefined) {
     // One write, whose callback runs once it is handed to the socket: the client gets every byte, then the cut.
     const flushed = new Promise((resolve) => res.write(frames.join(''), resolve));

@@ -2,7 +2,8 @@ import type { RunOptions } from '../../process/run.js';
 import { checkRunId } from '../wire/layout.js';
 import { RunHeaders } from '../wire/records.js';
 import { RunRequest } from '../wire/runRequest.js';
-import { REQUEST_FIELDS, type RequestField, type WorkerSettings } from './workerTypes.js';
+import { REQUEST_FIELDS, requestedRunOptions } from '../../process/requestedOptions.js';
+import type { WorkerSettings } from './workerTypes.js';
 import type { RequestDelivery } from './RequestDelivery.js';
 
 /** A request as taken: the request, or why it cannot be run (with its run id when it names a valid one). */
@@ -82,14 +83,5 @@ export function refusedField(settings: WorkerSettings, request: RunRequest): str
 export function requestRunOptions(settings: WorkerSettings, request: RunRequest, attempt: number): RunOptions {
   const given = settings.runOptions;
   if (typeof given === 'function') return given(request, attempt);
-  const allowed: Partial<Pick<RunOptions, RequestField>> = {};
-  for (const field of settings.allowFromRequest) {
-    if (request[field] !== undefined) Object.assign(allowed, { [field]: request[field] });
-  }
-  return {
-    ...given,
-    ...allowed,
-    prompt: request.prompt,
-    ...(request.resume === undefined ? {} : { resume: request.resume }),
-  };
+  return requestedRunOptions(given, request, settings.allowFromRequest);
 }

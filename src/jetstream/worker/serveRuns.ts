@@ -5,7 +5,7 @@ import type { RunOptions } from '../../process/run.js';
 import { DEFAULTS } from '../wire/defaults.js';
 import { layoutOf, type LayoutOptions } from '../wire/layout.js';
 import type { RunRequest } from '../wire/runRequest.js';
-import { REQUEST_FIELDS, type RequestField } from './workerTypes.js';
+import { REQUEST_FIELDS, type RequestField } from '../../process/requestedOptions.js';
 import { Worker } from './Worker.js';
 import type { PipeRun, WorkerActivity, WorkerSettings } from './workerTypes.js';
 import { writeLimitsOf, type WorkerPublishOptions } from '../write/publishTo.js';

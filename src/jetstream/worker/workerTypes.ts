@@ -1,3 +1,4 @@
+import type { RequestField } from '../../process/requestedOptions.js';
 import type { RunOptions } from '../../process/run.js';
 import type { CancelPhase } from '../wire/cancelRequest.js';
 import type { PipeRun } from '../wire/pipeRun.js';
@@ -43,10 +44,6 @@ export type WorkerActivity =
   | { readonly type: 'dead-lettered'; readonly runId: string | undefined; readonly reason: string };
 
 export type { PipeRun } from '../wire/pipeRun.js';
-
-/** The fields of a request that set how it runs, besides its prompt and the thread it resumes. */
-export const REQUEST_FIELDS = ['workdir', 'autoMode', 'timeoutMs'] as const;
-export type RequestField = (typeof REQUEST_FIELDS)[number];
 
 /** The options of `serveRuns`, checked and with their defaults. */
 export interface WorkerSettings {

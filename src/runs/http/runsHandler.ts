@@ -71,10 +71,20 @@ export function runsHandler(hub: RunHub, options: RunsHandlerOptions = {}): Runs
 function fail(res: ServerResponse, err: unknown): void {
   if (res.headersSent) return void res.destroy();
   if (err instanceof RunHubError) {
-    const allow = err.status === 405 ? { allow: err.message.split(': ')[1] ?? '' } : undefined;
+    const allow = err instanceof MethodNotAllowed ? { allow: err.allowed.join(', ') } : undefined;
     return sendJson(res, err.status, { error: err.message }, allow);
   }
   sendJson(res, 500, { error: 'the server failed to answer' });
+}
+
+/** A method the route does not answer: 405, with the methods it does for the `Allow` header. */
+class MethodNotAllowed extends RunHubError {
+  constructor(
+    method: string,
+    readonly allowed: readonly string[],
+  ) {
+    super(`${method} is not allowed here: ${allowed.join(', ')}`, 405);
+  }
 }
 
 /** The routes under the base path. */
@@ -101,15 +111,15 @@ class RunsRoutes {
     if (id === undefined) {
       if (method === 'GET') return sendJson(res, 200, await this.hub.list());
       if (method === 'POST') return this.start(route);
-      throw new RunHubError(`${method} is not allowed here: GET, POST`, 405);
+      throw new MethodNotAllowed(method, ['GET', 'POST']);
     }
     if (events) {
       if (method === 'GET') return this.stream(route, id);
-      throw new RunHubError(`${method} is not allowed here: GET`, 405);
+      throw new MethodNotAllowed(method, ['GET']);
     }
     if (method === 'GET') return sendJson(res, 200, await this.hub.status(id));
     if (method === 'DELETE') return sendJson(res, 200, await this.hub.cancel(id));
-    throw new RunHubError(`${method} is not allowed here: GET, DELETE`, 405);
+    throw new MethodNotAllowed(method, ['GET', 'DELETE']);
   }
 
   private async start({ req, res, url }: Route): Promise<void> {
