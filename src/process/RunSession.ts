@@ -16,7 +16,7 @@ import { whenAborted } from './abort.js';
 import { BadLines } from './BadLines.js';
 import type { CliHandle, CliResult, StartCli } from './CliProcess.js';
 import type { Clock, Timer } from './clock.js';
-import { argvProblem, STOP_SIGNALS, type ResolvedOptions, type RunOptions } from './options.js';
+import { argvProblem, STOP_SIGNALS, type ResolvedOptions } from './options.js';
 import { StderrLog } from './StderrLog.js';
 
 type RunEvent = EvoEvent | UnknownEvent;
@@ -54,12 +54,11 @@ export class RunSession {
 
   constructor(
     private readonly subscriber: Subscriber<RunEvent>,
-    private readonly options: RunOptions,
-    private readonly resolved: ResolvedOptions,
+    private readonly options: ResolvedOptions,
     private readonly environment: RunEnvironment,
   ) {
     this.decoder = new JsonlDecoder(options);
-    this.stderr = new StderrLog(options.onStderr, resolved.stderrTailChars);
+    this.stderr = new StderrLog(options.onStderr, options.stderrTailChars);
     this.badLines = new BadLines(options.onDiagnostic);
     const receiver = {
       get closed() {
@@ -76,7 +75,7 @@ export class RunSession {
     if (signal?.aborted) {
       return this.subscriber.error(new CancelledError('run aborted before it started', { cause: signal.reason }));
     }
-    const tooLong = argvProblem(this.resolved.argv);
+    const tooLong = argvProblem(this.options.argv);
     if (tooLong !== undefined) return this.subscriber.error(new SpawnError(`${this.cannotStart()}: ${tooLong}`));
     try {
       this.cli = this.startCli();
@@ -92,7 +91,7 @@ export class RunSession {
   }
 
   private startCli(): CliHandle {
-    const { command, argv, killGraceMs } = this.resolved;
+    const { command, argv, killGraceMs } = this.options;
     return this.environment.startCli(command, argv, {
       cwd: this.options.cwd,
       env: this.options.env,
@@ -107,7 +106,7 @@ export class RunSession {
   }
 
   private startTimeout(): void {
-    const { timeoutMs } = this.resolved;
+    const { timeoutMs } = this.options;
     if (timeoutMs === undefined) return;
     this.timeoutTimer = this.environment.clock.schedule(timeoutMs, () =>
       this.fail(
@@ -139,7 +138,7 @@ export class RunSession {
     if (event.type !== 'done' || this.sawDone) return;
     this.sawDone = true;
     // The run is over; the process may still save its memory: it has until lingerMs.
-    this.lingerTimer = this.environment.clock.schedule(this.resolved.lingerMs, () => this.cli?.stop());
+    this.lingerTimer = this.environment.clock.schedule(this.options.lingerMs, () => this.cli?.stop());
     this.timeoutTimer?.clear();
     this.subscriber.complete();
   }
@@ -210,7 +209,7 @@ export class RunSession {
   /** The Observable's last word, from how the process ended. */
   private end(result: CliResult, cutLine: DecodeIssue | undefined): void {
     const { exitCode, signal, spawnFailure } = result;
-    const { command } = this.resolved;
+    const { command } = this.options;
     if (this.failure) return this.subscriber.error(this.failure(result));
     if (spawnFailure !== undefined) return this.subscriber.error(this.spawnFailed(spawnFailure));
     // A line cut short by a crash is a symptom of it: the exit is what is reported.
@@ -250,7 +249,7 @@ export class RunSession {
   }
 
   private cannotStart(): string {
-    return `could not start ${JSON.stringify(this.resolved.command)}`;
+    return `could not start ${JSON.stringify(this.options.command)}`;
   }
 
   /** `stopped with SIGINT, then SIGTERM; killed by SIGTERM`: which signals it took, and how it ended. */

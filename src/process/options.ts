@@ -86,8 +86,24 @@ export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SI
 /** Linux's limit on one argument (`MAX_ARG_STRLEN`), its terminating NUL included. */
 const MAX_ARG_BYTES = 131_072;
 
-/** A run's options with their defaults, checked once when `run()` is called. */
-export interface ResolvedOptions {
+/** What a run takes from its options as they are: hooks, the process's environment, decoding flags. */
+type PassedKey =
+  | 'cwd'
+  | 'env'
+  | 'signal'
+  | 'lifeline'
+  | 'flow'
+  | 'onStderr'
+  | 'onSpawn'
+  | 'onExit'
+  | 'onDiagnostic'
+  | 'strict'
+  | 'keepUnknown';
+type PassedOptions = { readonly [K in PassedKey]: RunOptions[K] | undefined };
+
+/** A run's options with their defaults, checked once when `run()` is called: all its session reads. */
+export interface ResolvedOptions extends PassedOptions {
+  readonly maxLineBytes: number;
   readonly command: string;
   readonly argv: readonly string[];
   readonly killGraceMs: number;
@@ -117,8 +133,11 @@ export function resolveOptions(options: RunOptions): ResolvedOptions {
   const stderrTailChars = options.stderrTailChars ?? options.stderrTailBytes ?? DEFAULTS.stderrTailChars;
   const oldName = options.stderrTailChars === undefined && options.stderrTailBytes !== undefined;
   atLeast('run', oldName ? 'stderrTailBytes' : 'stderrTailChars', stderrTailChars, 1);
-  checkDecodeOptions(options, 'run');
+  const { maxLineBytes } = checkDecodeOptions(options, 'run');
+  const { cwd, env, signal, lifeline, flow, onStderr, onSpawn, onExit, onDiagnostic, strict, keepUnknown } = options;
   return {
+    ...{ cwd, env, signal, lifeline, flow, onStderr, onSpawn, onExit, onDiagnostic, strict, keepUnknown },
+    maxLineBytes,
     command: options.command ?? process.env['EVOSCI_BIN'] ?? 'EvoSci',
     argv: cliArgs(options),
     killGraceMs: options.killGraceMs ?? DEFAULTS.killGraceMs,

@@ -67,9 +67,7 @@ export function runIn(environment: RunEnvironment, options: RunOptions): Observa
   const resolved = resolveOptions(options);
   // Its prompt and thread go with it, for `traceRun()`: a trace of it is not told them a second time.
   return carryRunOptions(
-    new Observable<EvoEvent | UnknownEvent>((subscriber) =>
-      new RunSession(subscriber, options, resolved, environment).start(),
-    ),
+    new Observable<EvoEvent | UnknownEvent>((subscriber) => new RunSession(subscriber, resolved, environment).start()),
     options,
   );
 }

@@ -4,6 +4,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LTS_NODE_VERSION, ltsNode, noLtsNode } from '../support/ltsNode.js';
 import { BUILD_TIMEOUT_MS, buildProjects, exec, link, manifest, packTarball, root, unpack } from './packed.js';
 
 const transcript = JSON.stringify(join(root, 'test/fixtures/research-run.jsonl'));
@@ -132,6 +133,23 @@ describe('CommonJS consumers of the packed package', () => {
       expect((await built).get(folder)).toBe('');
       const { stdout } = await exec(process.execPath, [join(folder, 'out/app.js')], { cwd: project });
       expect(stdout.trim()).toBe(expected());
+    },
+    BUILD_TIMEOUT_MS,
+  );
+
+  // Node 20 is the floor, past its end of life; the package must work as well on the line users move to.
+  it.skipIf(noLtsNode !== undefined)(
+    `require() and an ES-module app run as well on Node ${LTS_NODE_VERSION}, the current LTS`,
+    async () => {
+      const node = await ltsNode();
+      expect((await exec(node, ['--version'])).stdout.trim()).toBe(`v${LTS_NODE_VERSION}`);
+      writeFileSync(join(project, 'consumer.js'), consumerJs);
+      const required = await exec(node, ['consumer.js'], { cwd: project });
+      expect(required.stdout.trim()).toBe(expected());
+      const esm = join(project, 'ts-bundler-esm');
+      expect((await built).get(esm)).toBe('');
+      const imported = await exec(node, [join(esm, 'out/app.js')], { cwd: project });
+      expect(imported.stdout.trim()).toBe(expected());
     },
     BUILD_TIMEOUT_MS,
   );
