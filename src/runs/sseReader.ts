@@ -103,6 +103,8 @@ async function pump(
   }
 }
 
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 /** A timer restarted by every chunk of a body, which calls `onIdle` once if none comes for `idleMs`. */
 class IdleWatch {
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -115,7 +117,8 @@ class IdleWatch {
   }
 
   touch(): void {
-    if (this.idleMs === undefined || this.idleMs === Infinity) return;
+    // Past what a timer can wait (about 24.8 days), as good as for ever: a longer delay would fire at once.
+    if (this.idleMs === undefined || this.idleMs > LONGEST_TIMER_MS) return;
     clearTimeout(this.timer);
     this.timer = setTimeout(this.onIdle, this.idleMs);
   }

@@ -1,6 +1,7 @@
 // Only the current attempt of a run can write it: a superseded attempt's
 // records are refused, readers read the newer attempt, and a worker outlives
 // a broker call that fails.
+import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { firstValueFrom, lastValueFrom, of, ReplaySubject, Subject, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
@@ -115,30 +116,59 @@ describe('a worker whose attempt is superseded while it runs', () => {
   }, 30_000);
 });
 
+/** A worker serving the contract transcript on streams of its own, for `body`; everything is removed after it. */
+async function withContractWorker(
+  name: string,
+  body: (nc: NatsConnection, prefix: string, worker: ReturnType<typeof servedWorker>) => Promise<void>,
+): Promise<void> {
+  const nc = await connectBroker();
+  const prefix = uniquePrefix(name);
+  const cleanup = await streamsFor(nc, prefix);
+  const worker = servedWorker(nc, {
+    prefix,
+    runOptions: fakeEvoSci([{ transcript: fixturePath('contract-example.jsonl') }]),
+  });
+  try {
+    await body(nc, prefix, worker);
+  } finally {
+    worker.stop();
+    await cleanup();
+    await nc.close();
+  }
+}
+
+const readAll = (nc: NatsConnection, runId: string, prefix: string) =>
+  lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()));
+
 describe('a worker and a failed broker call', () => {
-  it('hands the request back, reports it and goes on serving', async () => {
-    const nc = await connectBroker();
-    const prefix = uniquePrefix('blip');
-    const cleanup = await streamsFor(nc, prefix);
-    const layout = layoutOf({ prefix });
-    const worker = servedWorker(nc, {
-      prefix,
-      runOptions: fakeEvoSci([{ transcript: fixturePath('contract-example.jsonl') }]),
-    });
-    try {
-      // Every status read fails while the events stream is gone.
-      await (await jetstreamManager(nc)).streams.delete(layout.eventsStream);
-      const runId = await submitRun(nc, { prompt: 'through a blip' }, { prefix });
-      const retrying = await worker.when((a) => a.type === 'retrying');
-      expect(retrying).toMatchObject({ runId });
-      await ensureStreams(nc, { prefix, storage: 'memory' });
-      expect(await lastValueFrom(fromJetStream(nc, runId, { prefix }).pipe(toArray()))).toEqual(contract);
-      const finished = await worker.when((a) => a.type === 'finished');
-      expect(finished).toMatchObject({ runId, attempt: 1, outcome: 'completed' });
-    } finally {
-      worker.stop();
-      await cleanup();
-      await nc.close();
-    }
-  }, 30_000);
+  it(
+    'says once that its pulls fail, makes the deleted consumer again and goes on serving',
+    () =>
+      withContractWorker('pulls', async (nc, prefix, worker) => {
+        const layout = layoutOf({ prefix });
+        // A run through first: the worker has its consumer, and a pull waiting on it.
+        expect(await readAll(nc, await submitRun(nc, { prompt: 'before' }, { prefix }), prefix)).toEqual(contract);
+        await worker.when((a) => a.type === 'finished');
+        await (await jetstreamManager(nc)).consumers.delete(layout.requestsStream, layout.workersConsumer);
+        expect(await worker.when((a) => a.type === 'retrying')).toMatchObject({ runId: undefined });
+        expect(await readAll(nc, await submitRun(nc, { prompt: 'after' }, { prefix }), prefix)).toEqual(contract);
+      }),
+    60_000,
+  );
+
+  it(
+    'hands the request back, reports it and goes on serving',
+    () =>
+      withContractWorker('blip', async (nc, prefix, worker) => {
+        // Every status read fails while the events stream is gone.
+        await (await jetstreamManager(nc)).streams.delete(layoutOf({ prefix }).eventsStream);
+        const runId = await submitRun(nc, { prompt: 'through a blip' }, { prefix });
+        expect(await worker.when((a) => a.type === 'retrying')).toMatchObject({ runId });
+        await ensureStreams(nc, { prefix, storage: 'memory' });
+        expect(await readAll(nc, runId, prefix)).toEqual(contract);
+        const finished = await worker.when((a) => a.type === 'finished');
+        expect(finished).toMatchObject({ runId, attempt: 1, outcome: 'completed' });
+      }),
+    30_000,
+  );
 });

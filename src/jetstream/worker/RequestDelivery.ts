@@ -3,11 +3,14 @@ import { DEFAULTS, nanos } from '../wire/defaults.js';
 
 /**
  * The stream sequence in a JetStream ack subject: `$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>…`
- * (9 tokens), or with a domain and an account hash after `ACK` (12 tokens).
+ * (9 tokens), or with a domain and an account hash after `ACK` (11 tokens or more).
  */
 function streamSequenceOf(ackSubject: string): number {
   const tokens = ackSubject.split('.');
-  const offset = tokens.length >= 12 ? 4 : 2;
+  const offset = tokens.length >= 11 ? 4 : 2;
+  if (tokens.length !== 9 && tokens.length < 11) {
+    throw new TypeError(`not a JetStream delivery: its reply subject is ${JSON.stringify(ackSubject)}`);
+  }
   const sequence = Number(tokens[offset + 3]);
   if (tokens[0] !== '$JS' || tokens[1] !== 'ACK' || !Number.isSafeInteger(sequence) || sequence < 1) {
     throw new TypeError(`not a JetStream delivery: its reply subject is ${JSON.stringify(ackSubject)}`);

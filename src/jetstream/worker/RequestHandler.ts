@@ -79,6 +79,13 @@ export class RequestHandler {
     await this.start(msg, attempt);
   }
 
+  /** Keeps a delivery of a request this worker is running (a redelivery); `false` for any other. */
+  adoptIfRunning(msg: RequestDelivery): boolean {
+    const running = this.active.get(msg.seq);
+    running?.adopt(msg);
+    return running !== undefined;
+  }
+
   /** Reports what the worker did with a request outside its handling. */
   report(activity: WorkerActivity): void {
     this.hooks.emit(activity);
@@ -130,6 +137,8 @@ export class RequestHandler {
 
   /** Starts the attempt, or dead-letters a request whose options `run()` refuses. */
   private async start(msg: RequestDelivery, attempt: Attempt): Promise<void> {
+    // Stopped while the request was being looked at: it goes back, and no CLI starts.
+    if (this.hooks.isStopped()) return msg.nak();
     const { runId } = attempt.request;
     const gate = new StartGate();
     let prompt: string;

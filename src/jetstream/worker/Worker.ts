@@ -31,6 +31,8 @@ export class Worker {
   private readonly handler: RequestHandler;
   private readonly cancels: CancelWatch;
   private inbox: WorkerInbox | undefined;
+  /** Whether the last pull failed: a series of failures is reported once. */
+  private pullFailing = false;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -62,7 +64,8 @@ export class Worker {
     await this.cancels.start();
     await workersConsumer(this.nc, this.settings.layout, this.settings.ackWaitMs);
     if (this.stopped) return;
-    const inbox = (this.inbox = new WorkerInbox(this.nc, this.settings.layout, DEFAULTS.pullExpiresMs));
+    const adopt = (delivery: RequestDelivery) => this.handler.adoptIfRunning(delivery);
+    const inbox = (this.inbox = new WorkerInbox(this.nc, this.settings.layout, DEFAULTS.pullExpiresMs, adopt));
     while (!this.stopped) {
       if (this.handling + this.pulling >= this.settings.concurrency) {
         await new Promise<void>((resolve) => (this.slotFreed = resolve));
@@ -82,17 +85,36 @@ export class Worker {
   private async pull(inbox: WorkerInbox): Promise<RequestDelivery | null> {
     this.pulling++;
     try {
-      return await inbox.next();
+      const delivery = await inbox.next();
+      this.pullFailing = false;
+      return delivery;
     } catch (err) {
       if (this.nc.isClosed())
         throw new BrokerError(`stopped taking work: the connection to ${serverOf(this.nc)} closed`, { cause: err });
       if (inbox.failure) throw inbox.failure;
-      // The broker is away or restarting: ask again shortly.
-      await pause(500);
+      await this.pullFailed(err);
       return null;
     } finally {
       this.pulling--;
     }
+  }
+
+  /**
+   * The broker is away, restarting or partitioned, or the consumer is gone:
+   * said once for the series, the consumer made again if it was deleted, and
+   * the next pull after a pause.
+   */
+  private async pullFailed(err: unknown): Promise<void> {
+    if (!this.pullFailing) {
+      this.pullFailing = true;
+      this.handler.report({
+        type: 'retrying',
+        runId: undefined,
+        error: brokerError(this.nc, 'could not pull a run request', err),
+      });
+    }
+    await workersConsumer(this.nc, this.settings.layout, this.settings.ackWaitMs).catch(() => undefined);
+    await pause(500);
   }
 
   private take(msg: RequestDelivery): void {

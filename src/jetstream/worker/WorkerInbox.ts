@@ -4,6 +4,17 @@ import { BrokerError } from '../wire/errors.js';
 import type { JetStreamLayout } from '../wire/layout.js';
 import { RequestDelivery } from './RequestDelivery.js';
 
+/** A pull got no answer, not even its expiry, in twice its time: the link or the consumer is gone. */
+export class PullOverdueError extends BrokerError {
+  static {
+    this.prototype.name = 'PullOverdueError';
+  }
+
+  constructor(ms: number) {
+    super(`a pull for a run request got no answer in ${ms} ms`);
+  }
+}
+
 /** The pull in hand: the one `next()` waits on. */
 interface Pull {
   readonly token: number;
@@ -12,8 +23,13 @@ interface Pull {
   readonly timer: ReturnType<typeof setTimeout>;
 }
 
-/** Status codes that end a pull without a request: 404 none waiting, 408 expired, 409 ended by the server. */
-const ENDED_EMPTY = new Set([404, 408, 409]);
+/**
+ * Status codes that end a pull without a request: 404 none waiting, 408
+ * expired. Any other (409: too many pulls waiting, a leadership change, the
+ * consumer deleted; 503: no consumer) rejects it, and the worker pauses
+ * before it pulls again rather than asking in a loop.
+ */
+const ENDED_EMPTY = new Set([404, 408]);
 /** The idle heartbeat status: a pull that is still waiting. */
 const HEARTBEAT = 100;
 
@@ -52,6 +68,8 @@ export class WorkerInbox {
     private readonly nc: NatsConnection,
     layout: JetStreamLayout,
     private readonly expiresMs: number,
+    /** Takes a delivery of a request the worker is running already (a redelivery): it keeps it, with or without room. */
+    private readonly adopt: (delivery: RequestDelivery) => boolean,
   ) {
     this.pullSubject = `$JS.API.CONSUMER.MSG.NEXT.${layout.requestsStream}.${layout.workersConsumer}`;
     this.inbox = createInbox(inboxPrefixOf(nc));
@@ -71,7 +89,7 @@ export class WorkerInbox {
     if (unclaimed) return Promise.resolve(unclaimed);
     const token = ++this.tokens;
     return new Promise<RequestDelivery | null>((resolve, reject) => {
-      const timer = setTimeout(() => this.end(token, null), 2 * this.expiresMs);
+      const timer = setTimeout(() => this.end(token, new PullOverdueError(2 * this.expiresMs)), 2 * this.expiresMs);
       this.pull = { token, resolve, reject, timer };
       try {
         const body = JSON.stringify({ batch: 1, expires: nanos(this.expiresMs) });
@@ -96,7 +114,16 @@ export class WorkerInbox {
   }
 
   private receive(msg: Msg): void {
-    if (msg.reply?.startsWith('$JS.ACK.')) return this.deliver(new RequestDelivery(this.nc, msg));
+    if (msg.reply?.startsWith('$JS.ACK.')) {
+      // A reply this worker cannot read is handed back, never thrown: a throw here would end the connection's reading.
+      let delivery: RequestDelivery;
+      try {
+        delivery = new RequestDelivery(this.nc, msg);
+      } catch {
+        return void this.nc.publish(msg.reply, '-NAK');
+      }
+      return this.deliver(delivery, Number(msg.subject.slice(this.inbox.length + 1)));
+    }
     const token = Number(msg.subject.slice(this.inbox.length + 1));
     const code = msg.headers?.code ?? 0;
     if (code === HEARTBEAT || token !== this.pull?.token) return;
@@ -104,7 +131,10 @@ export class WorkerInbox {
     this.end(token, new BrokerError(`the workers' consumer refused a pull: ${code} ${msg.headers?.description ?? ''}`));
   }
 
-  private deliver(delivery: RequestDelivery): void {
+  /** A delivery that answers the pull `token` (the one in hand, or one given up on). */
+  private deliver(delivery: RequestDelivery, token: number): void {
+    // A redelivery of a run in progress here: kept, and the pull it answered is over.
+    if (this.adopt(delivery)) return this.end(token, null);
     if (this.stopping) return delivery.nak();
     if (this.pull) return this.end(this.pull.token, delivery);
     // A pull given up on was answered while the worker has no pull out. A worker that is about
