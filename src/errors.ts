@@ -156,3 +156,31 @@ export class DecodeError extends EvoSciError {
     super(`bad line in stream-json output: ${issue.toString()}`, details);
   }
 }
+
+/** A run error's class: the message and details it was made with. */
+type RunErrorClass = new (message: string, details?: EvoSciErrorDetails) => EvoSciError;
+
+/** The run errors made from a message and details, by class name. */
+const RUN_ERROR_CLASSES: Readonly<Record<string, RunErrorClass>> = {
+  EvoSciError,
+  SpawnError,
+  ExitError,
+  TruncatedStreamError,
+  TimeoutError,
+  CancelledError,
+};
+
+/**
+ * A run's error come back from the wire (a status record, a hub's `end`
+ * event): the same class where this library has it (`more` adds a layer's
+ * own), else an `EvoSciError` whose message starts with the class name.
+ */
+export function runErrorOf(
+  name: string,
+  message: string,
+  details: EvoSciErrorDetails,
+  more: Readonly<Record<string, RunErrorClass>> = {},
+): EvoSciError {
+  const Class = more[name] ?? RUN_ERROR_CLASSES[name];
+  return Class ? new Class(message, details) : new EvoSciError(`${name}: ${message}`, details);
+}

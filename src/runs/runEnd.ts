@@ -2,29 +2,9 @@
 // and the `end` event say), and a `RunEnd` becomes the same error class on
 // the other side, so that `follow()` ends alike in the hub's process, over
 // SSE in a browser, and after a restart. No Node built-ins.
-import {
-  CancelledError,
-  DecodeError,
-  EvoSciError,
-  ExitError,
-  SpawnError,
-  TimeoutError,
-  TruncatedStreamError,
-  type EvoSciErrorDetails,
-} from '../errors.js';
+import { DecodeError, EvoSciError, runErrorOf, type EvoSciErrorDetails } from '../errors.js';
 import { RunInterruptedError } from './errors.js';
 import type { RunEnd, RunErrorInfo, RunStatus } from './wire.js';
-
-/** Constructors by class name, for the classes whose constructor is `(message, details)`. */
-const RUN_ERRORS: Record<string, new (message: string, details?: EvoSciErrorDetails) => EvoSciError> = {
-  EvoSciError,
-  SpawnError,
-  ExitError,
-  TruncatedStreamError,
-  TimeoutError,
-  CancelledError,
-  RunInterruptedError,
-};
 
 /** An error as a status carries it: class name, one-line message, details; never stderr. */
 export function errorInfoOf(error: unknown): RunErrorInfo {
@@ -58,8 +38,9 @@ export function errorOfEnd(end: RunEnd): EvoSciError | undefined {
   if (end.state === 'completed') return undefined;
   const info = end.error ?? { name: 'EvoSciError', message: `the run ended ${end.state}` };
   const details: EvoSciErrorDetails = { exitCode: info.exitCode, signal: info.signal, threadId: info.threadId };
-  const Class = info.name === DecodeError.prototype.name ? EvoSciError : RUN_ERRORS[info.name];
-  return Class ? new Class(info.message, details) : new EvoSciError(`${info.name}: ${info.message}`, details);
+  // A DecodeError's issue stays with the hub: it comes back as its base class.
+  if (info.name === DecodeError.prototype.name) return new EvoSciError(info.message, details);
+  return runErrorOf(info.name, info.message, details, { RunInterruptedError });
 }
 
 /** The error a follower of a run that ended errors with, `undefined` while it runs or once it completed. */

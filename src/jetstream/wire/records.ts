@@ -2,16 +2,7 @@
 // remote consumer needs to end exactly as a local subscriber of run() does.
 import * as t from 'io-ts';
 import { DecodeIssue } from '../../decode/decodeLine.js';
-import {
-  CancelledError,
-  DecodeError,
-  EvoSciError,
-  ExitError,
-  SpawnError,
-  TimeoutError,
-  TruncatedStreamError,
-  type EvoSciErrorDetails,
-} from '../../errors.js';
+import { DecodeError, EvoSciError, runErrorOf, type EvoSciErrorDetails } from '../../errors.js';
 import { BrokerError, DeadLetterError, StorageLimitError } from './errors.js';
 
 /** Message headers written on every event and record. */
@@ -94,16 +85,8 @@ export const StatusRecord = t.union([StartedRecord, FinishedRecord, DeadLetterRe
 export type StatusRecord = t.TypeOf<typeof StatusRecord>;
 
 /** Constructors by class name, for the classes whose constructor is `(message, details)`. */
-const ERROR_CLASSES: Record<string, new (message: string, details?: EvoSciErrorDetails) => EvoSciError> = {
-  EvoSciError,
-  SpawnError,
-  ExitError,
-  TruncatedStreamError,
-  TimeoutError,
-  CancelledError,
-  BrokerError,
-  StorageLimitError,
-};
+/** The errors of this layer that a run can end with, besides those of `run()`. */
+const BROKER_ERRORS = { BrokerError, StorageLimitError };
 
 /** An error of a run as JSON. Errors that are not an `EvoSciError` keep their name and message. */
 export function serializeError(error: unknown): SerializedError {
@@ -138,9 +121,7 @@ export function deserializeError(serialized: SerializedError, runId: string): Ev
     return new DecodeError(new DecodeIssue(line, raw, message), details);
   }
   if (serialized.class === 'DeadLetterError') return new DeadLetterError(runId, serialized.message, 0);
-  const Class = ERROR_CLASSES[serialized.class];
-  if (Class) return new Class(serialized.message, details);
-  return new EvoSciError(`${serialized.class}: ${serialized.message}`, details);
+  return runErrorOf(serialized.class, serialized.message, details, BROKER_ERRORS);
 }
 
 export const utf8 = new TextEncoder();
