@@ -25,7 +25,7 @@ import type { EvoEvent, UnknownEvent } from '../events.js';
 import { ForgottenRunError, RunHubError, UnknownRunError } from './errors.js';
 import { errorOfEnd } from './runEnd.js';
 import { RunEnd, RunErrorInfo, type IndexedEvent } from './wire.js';
-import { sseMessages, SseOverflowError, type EventSourceMessage } from './sseReader.js';
+import { LONGEST_TIMER_MS, sseMessages, SseIdleError, SseOverflowError, type EventSourceMessage } from './sseReader.js';
 import { above, atLeast, wholeAtLeast } from '../checks.js';
 
 /** Options of `followRun`; the decode options work as in `fromJsonl`, an issue's `line` being the event's index. */
@@ -139,7 +139,7 @@ class RunFollower {
   /** One connection: the events after `last`; completes when the run completed, errors with `Reconnect` on a drop. */
   connect(): Observable<IndexedEvent> {
     const abort = new AbortController();
-    return from(this.open(abort.signal)).pipe(
+    return from(this.open(abort)).pipe(
       switchMap((body) => this.messagesOf(body)),
       concatWith(defer(() => throwError(() => this.dropped(new Error('the stream ended before the run did'))))),
       map((message) => this.step(message)),
@@ -159,13 +159,22 @@ class RunFollower {
   }
 
   /** Sends the request; resolves with the body of an event stream, rejects with why there is none. */
-  private async open(signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+  private async open(abort: AbortController): Promise<ReadableStream<Uint8Array>> {
     const headers = new Headers(this.settings.headers);
     headers.set('accept', 'text/event-stream');
     if (this.last >= 0) headers.set('last-event-id', String(this.last));
-    const response = await this.settings.fetch(this.url, { headers, signal }).catch((err: unknown) => {
-      throw this.dropped(err);
-    });
+    // An answer that does not come (the reconnection went out on the dead link) is given up as a silent body is.
+    const { idleTimeoutMs } = this.settings;
+    const unanswered =
+      idleTimeoutMs > LONGEST_TIMER_MS
+        ? undefined
+        : setTimeout(() => abort.abort(new SseIdleError(idleTimeoutMs)), idleTimeoutMs);
+    const response = await this.settings
+      .fetch(this.url, { headers, signal: abort.signal })
+      .catch((err: unknown) => {
+        throw this.dropped(err);
+      })
+      .finally(() => clearTimeout(unanswered));
     if (!response.ok) throw await this.refusal(response);
     const type = response.headers.get('content-type') ?? '';
     if (response.body === null || !/^text\/event-stream\b/i.test(type)) {

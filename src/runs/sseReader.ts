@@ -103,7 +103,8 @@ async function pump(
   }
 }
 
-const LONGEST_TIMER_MS = 2 ** 31 - 1;
+/** The longest wait a timer can keep (about 24.8 days): past it, a wait is for ever. */
+export const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /** A timer restarted by every chunk of a body, which calls `onIdle` once if none comes for `idleMs`. */
 class IdleWatch {

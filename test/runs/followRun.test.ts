@@ -206,6 +206,14 @@ describe('followRun', () => {
     await s.requests[0]!.aborted;
   });
 
+  it('gives up a request unanswered for idleTimeoutMs, and asks again', async () => {
+    const s = await serve({ events: runEvents(3), answers: ['unanswered'] });
+    const got = await collect(followRun(s.url, { ...FAST, idleTimeoutMs: 300 }));
+    expect(indexes(got)).toEqual([0, 1, 2]);
+    expect(s.requests).toHaveLength(2);
+    await s.requests[0]!.aborted;
+  });
+
   it('aborts the request when unsubscribed mid-run', async () => {
     const s = await serve({ events: runEvents(3), ending: 'open' });
     const seen: number[] = [];

@@ -24,7 +24,9 @@ export type Answer =
       readonly startAt?: number;
       /** Writes that many events, then nothing more, not even a heartbeat, the connection left open: a half-open link. */
       readonly silentAfter?: number;
-    };
+    }
+  /** No answer at all, not even its headers, the connection left open. */
+  | 'unanswered';
 
 export interface SseRunScript {
   /** The `data` of each event, in order: the event's JSON as a hub writes it, or anything, to test bad data. */
@@ -78,6 +80,7 @@ export async function sseRunServer(script: SseRunScript): Promise<SseRunServer> 
     const seen = requests.push({ lastEventId: header as string | undefined, headers: req.headers, aborted }) - 1;
     waiting.get(seen)?.();
     const planned = script.answers?.[seen] ?? {};
+    if (planned === 'unanswered') return;
     if ('status' in planned) return answer(res, planned);
     const from = planned.startAt ?? (header === undefined ? 0 : Number(header) + 1);
     stream(res, script, from, planned);
