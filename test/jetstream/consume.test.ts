@@ -1,8 +1,8 @@
 // fromJetStream on its own: resuming from a position, payloads that are not
 // events, repeats and out-of-order storage, consumers removed, errors as they
 // were raised.
-import { headers, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { firstValueFrom, lastValueFrom, of, Subject, take, toArray } from 'rxjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events.js';
@@ -28,9 +28,8 @@ import {
   serializeError,
   type EventPosition,
 } from '../../src/jetstream/index.js';
-import { encodeRecord } from '../../src/jetstream/wire/records.js';
 import { diagnostics, fixturePath } from '../support/collect.js';
-import { BROKER, connectBroker, freePort, uniquePrefix, fixtureEvents, suiteStreams } from './support.js';
+import { BROKER, connectBroker, freePort, uniquePrefix, fixtureEvents, suiteStreams, writeByHand } from './support.js';
 
 /** The shared broker's address as errors name it, for a pattern. */
 const brokerPattern = BROKER.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -44,40 +43,6 @@ describe('fromJetStream', () => {
     nc = connection();
   });
   const consumers = async () => (await jetstreamManager(nc)).consumers.list(layout.eventsStream).next();
-
-  /** Writes messages of one attempt by hand, as a faulty or foreign producer would. */
-  async function writeByHand(
-    runId: string,
-    messages: { seq?: number; payload: string }[],
-    events: number,
-    { afterStart }: { afterStart?: string } = {},
-  ): Promise<void> {
-    const js = jetstream(nc);
-    const started = await js.publish(
-      layout.statusSubject(runId),
-      encodeRecord({ record: 'started', runId, attempt: 1, at: new Date().toISOString() }),
-    );
-    // A status message a faulty writer could leave.
-    if (afterStart !== undefined) await js.publish(layout.statusSubject(runId), afterStart);
-    for (const { seq, payload } of messages) {
-      const h = headers();
-      h.set('EvoSci-Attempt', '1');
-      if (seq !== undefined) h.set('EvoSci-Seq', String(seq));
-      await js.publish(layout.attemptSubject(runId, 1), payload, { headers: h });
-    }
-    await js.publish(
-      layout.statusSubject(runId),
-      encodeRecord({
-        record: 'finished',
-        runId,
-        attempt: 1,
-        at: new Date().toISOString(),
-        events,
-        startSequence: started.seq,
-        outcome: 'completed',
-      }),
-    );
-  }
 
   it('waits for a run that has not started, then replays and follows it', async () => {
     const remote = lastValueFrom(fromJetStream(nc, 'later-1', { prefix }).pipe(toArray()));
@@ -129,6 +94,8 @@ describe('fromJetStream', () => {
   it('passes on a note about an event it delivered as a note, numbered by the event', async () => {
     const { issues, onDiagnostic } = diagnostics();
     await writeByHand(
+      nc,
+      layout,
       'kept-1',
       [
         { seq: 1, payload: '{"type": "text", "content": "a"}' },
@@ -145,6 +112,8 @@ describe('fromJetStream', () => {
   it('reports a payload that is not an event as a diagnostic and goes on', async () => {
     const { issues, onDiagnostic } = diagnostics();
     await writeByHand(
+      nc,
+      layout,
       'bad-1',
       [
         { seq: 1, payload: '{"type": "text", "content": "a"}\n' },
@@ -186,7 +155,7 @@ describe('fromJetStream', () => {
   });
 
   it('reports a status message that is not a record as a diagnostic, or with strict ends the stream with it', async () => {
-    await writeByHand('odd-status-1', [{ seq: 1, payload: '{"type": "text", "content": "a"}' }], 1, {
+    await writeByHand(nc, layout, 'odd-status-1', [{ seq: 1, payload: '{"type": "text", "content": "a"}' }], 1, {
       afterStart: '{"record": "paused"}',
     });
     const { issues, onDiagnostic } = diagnostics();
@@ -205,6 +174,8 @@ describe('fromJetStream', () => {
   it('emits a repeated or out-of-order stored event once, in its place', async () => {
     const line = (i: number) => `{"type": "text", "content": "${i}"}`;
     await writeByHand(
+      nc,
+      layout,
       'order-1',
       [1, 3, 2, 2, 1, 4, 6, 5].map((seq) => ({ seq, payload: line(seq) })),
       6,
@@ -223,6 +194,8 @@ describe('fromJetStream', () => {
     // 40 characters of "é": 40 UTF-16 units, 80 bytes of UTF-8.
     const wide = `{"type": "text", "content": "${'é'.repeat(40)}"}`;
     await writeByHand(
+      nc,
+      layout,
       'utf8-1',
       [
         { seq: 1, payload: wide },
@@ -243,6 +216,8 @@ describe('fromJetStream', () => {
   it('bounds the events held ahead of a missing one in bytes', async () => {
     const big = (i: number) => `{"type": "text", "content": "${String(i).repeat(2000)}"}`;
     await writeByHand(
+      nc,
+      layout,
       'held-1',
       [2, 3, 4, 5, 1].map((seq) => ({ seq, payload: big(seq) })),
       5,
@@ -256,7 +231,7 @@ describe('fromJetStream', () => {
   });
 
   it('errors at a finished record whose events are not all in the stream', async () => {
-    await writeByHand('gap-1', [{ seq: 1, payload: '{"type": "text", "content": "1"}' }], 3);
+    await writeByHand(nc, layout, 'gap-1', [{ seq: 1, payload: '{"type": "text", "content": "1"}' }], 3);
     await expect(lastValueFrom(fromJetStream(nc, 'gap-1', { prefix }))).rejects.toThrow(/events 2 to 3 are missing/);
   });
 

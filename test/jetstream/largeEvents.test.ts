@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { headers, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,11 +13,10 @@ import type { DecodeIssue } from '../../src/errors.js';
 import type { EvoEvent } from '../../src/events.js';
 import { fromJetStream, positionOf, publishTo, submitRun, type RunRequest } from '../../src/jetstream/index.js';
 import { partBytesOf } from '../../src/jetstream/wire/parts.js';
-import { encodeRecord } from '../../src/jetstream/wire/records.js';
 import { run } from '../../src/process/run.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixturePath } from '../support/collect.js';
-import { connectBroker, fixtureEvents, servedWorker, suiteStreams } from './support.js';
+import { connectBroker, fixtureEvents, servedWorker, suiteStreams, writeByHand } from './support.js';
 
 const MB = 1_000_000;
 const done = '{"type": "done", "content": "", "response": ""}';
@@ -156,12 +155,7 @@ describe('events larger than the broker’s max_payload', () => {
   }, 60_000);
   it('puts parts stored out of order, or twice, back together once, in order, and positions after them', async () => {
     // As publishes retried across a broker restart can leave them: parts of event 2 around and after event 3.
-    const js = jetstream(connection());
     const runId = 'by-hand';
-    const started = await js.publish(
-      layout.statusSubject(runId),
-      encodeRecord({ record: 'started', runId, attempt: 1, at: new Date().toISOString() }),
-    );
     const events: EvoEvent[] = [
       { type: 'text', content: 'one' },
       { type: 'text', content: `two ${'é'.repeat(10)}` },
@@ -170,33 +164,21 @@ describe('events larger than the broker’s max_payload', () => {
     const line = Buffer.from(toJsonl(events[1]!));
     const third = Math.ceil(line.length / 3);
     const part = (i: number) => line.subarray((i - 1) * third, i * third);
-    const writes: [number, string | undefined, Uint8Array][] = [
-      [1, undefined, Buffer.from(toJsonl(events[0]!))],
-      [2, '2/3', part(2)],
-      [3, undefined, Buffer.from(toJsonl(events[2]!))],
-      [2, '1/3', part(1)],
-      [2, '2/3', part(2)],
-      [1, undefined, Buffer.from(toJsonl(events[0]!))],
-      [2, '3/3', part(3)],
-    ];
-    for (const [seq, partOf, data] of writes) {
-      const h = headers();
-      h.set('EvoSci-Attempt', '1');
-      h.set('EvoSci-Seq', String(seq));
-      if (partOf) h.set('EvoSci-Part', partOf);
-      await js.publish(layout.attemptSubject(runId, 1), data, { headers: h });
-    }
-    await js.publish(
-      layout.statusSubject(runId),
-      encodeRecord({
-        record: 'finished',
-        runId,
-        attempt: 1,
-        at: new Date().toISOString(),
-        events: 3,
-        startSequence: started.seq,
-        outcome: 'completed',
-      }),
+    const whole = (i: number) => Buffer.from(toJsonl(events[i]!));
+    await writeByHand(
+      connection(),
+      layout,
+      runId,
+      [
+        { seq: 1, payload: whole(0) },
+        { seq: 2, part: '2/3', payload: part(2) },
+        { seq: 3, payload: whole(2) },
+        { seq: 2, part: '1/3', payload: part(1) },
+        { seq: 2, part: '2/3', payload: part(2) },
+        { seq: 1, payload: whole(0) },
+        { seq: 2, part: '3/3', payload: part(3) },
+      ],
+      3,
     );
     const read = await lastValueFrom(fromJetStream(reader, runId, { prefix }).pipe(toArray()));
     expect(read).toEqual(events);

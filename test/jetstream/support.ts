@@ -3,8 +3,9 @@
 // collide, and clean-up of what they created.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { encodeRecord } from '../../src/jetstream/wire/records.js';
 import type { EvoEvent } from '../../src/events.js';
 import { beforeAll, afterAll } from 'vitest';
 import { filter, firstValueFrom, lastValueFrom, ReplaySubject, takeWhile, toArray } from 'rxjs';
@@ -110,4 +111,43 @@ export async function deleteStreams(nc: NatsConnection, prefix: string): Promise
   const layout = layoutOf({ prefix });
   for (const name of [layout.eventsStream, layout.requestsStream])
     await jsm.streams.delete(name).catch(() => undefined);
+}
+
+/** One message of an attempt written by hand: its `EvoSci-Seq` (none if absent), its `EvoSci-Part`, its payload. */
+export interface HandWritten {
+  readonly seq?: number;
+  readonly part?: string;
+  readonly payload: string | Uint8Array;
+}
+
+/**
+ * Writes attempt 1 of `runId` by hand, as a faulty or foreign producer (or a
+ * retry across a broker restart) could leave it: its `started` record, an
+ * optional status message after it, the messages as given, and a `finished`
+ * record saying `events`.
+ */
+export async function writeByHand(
+  nc: NatsConnection,
+  layout: JetStreamLayout,
+  runId: string,
+  messages: readonly HandWritten[],
+  events: number,
+  { afterStart }: { afterStart?: string } = {},
+): Promise<void> {
+  const js = jetstream(nc);
+  const started = await js.publish(
+    layout.statusSubject(runId),
+    encodeRecord({ record: 'started', runId, attempt: 1, at: new Date().toISOString() }),
+  );
+  if (afterStart !== undefined) await js.publish(layout.statusSubject(runId), afterStart);
+  for (const { seq, part, payload } of messages) {
+    const h = headers();
+    h.set('EvoSci-Attempt', '1');
+    if (seq !== undefined) h.set('EvoSci-Seq', String(seq));
+    if (part !== undefined) h.set('EvoSci-Part', part);
+    await js.publish(layout.attemptSubject(runId, 1), payload, { headers: h });
+  }
+  const at = new Date().toISOString();
+  const finished = { record: 'finished', runId, attempt: 1, at, events, startSequence: started.seq } as const;
+  await js.publish(layout.statusSubject(runId), encodeRecord({ ...finished, outcome: 'completed' }));
 }

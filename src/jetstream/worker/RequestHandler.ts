@@ -41,8 +41,6 @@ export class RequestHandler {
       msg.term(parsed.reason);
       return;
     }
-    const running = this.active.get(msg.seq);
-    if (running) return running.adopt(msg);
     const { runId } = parsed.request;
     const status = await readStatus(this.nc, this.settings.layout, runId);
     if (await this.alreadyHandled(msg, runId, status)) return;
