@@ -1,38 +1,51 @@
-import type { PanelDispatchCompleteEvent, PanelDispatchErrorEvent, PanelDispatchStartEvent } from '../src/events.js';
+import type { PanelDispatchEvent } from './runChange.js';
 import type { PanelDispatchSummary } from './summaryTypes.js';
 
-type PanelDispatch = { -readonly [K in keyof PanelDispatchSummary]: PanelDispatchSummary[K] };
+/** How many ended dispatches are remembered, for an end sent twice. */
+const REMEMBERED_ENDED = 1024;
 
-/** Every panel dispatch of a run (sub-agent tasks started from code), in start order, as its events tell it. */
+/**
+ * The panel dispatches of a run (sub-agent tasks started from code), by id:
+ * each event gives the dispatch's new state, a new object. The open ones are
+ * kept, and the latest ended ones (a second end updates the first); who
+ * wants every one keeps the states it is given.
+ */
 export class PanelBook {
-  private readonly panels = new Map<string, PanelDispatch>();
+  private readonly open = new Map<string, PanelDispatchSummary>();
+  private readonly ended = new Map<string, PanelDispatchSummary>();
 
-  take(event: PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
+  take(event: PanelDispatchEvent): PanelDispatchSummary {
     if (event.type === 'panel_dispatch_start') {
-      this.panels.set(event.id, {
+      const started: PanelDispatchSummary = {
         id: event.id,
         evalId: event.eval_id,
         subagentType: event.subagent_type,
         label: event.label,
         description: event.description,
         status: 'unfinished',
-      });
-      return;
+      };
+      this.open.set(event.id, started);
+      return started;
     }
-    const panel = this.panels.get(event.id) ?? this.unannounced(event.id, event.eval_id);
-    panel.durationMs = event.duration_ms;
-    if (event.type === 'panel_dispatch_complete') panel.status = 'completed';
-    else Object.assign(panel, { status: 'failed', error: event.error });
+    const before = this.open.get(event.id) ?? this.ended.get(event.id) ?? unannounced(event.id, event.eval_id);
+    this.open.delete(event.id);
+    const durationMs = event.duration_ms;
+    const after: PanelDispatchSummary =
+      event.type === 'panel_dispatch_complete'
+        ? { ...before, status: 'completed', durationMs }
+        : { ...before, status: 'failed', durationMs, error: event.error };
+    this.remember(after);
+    return after;
   }
 
-  list(): PanelDispatchSummary[] {
-    return [...this.panels.values()];
+  private remember(ended: PanelDispatchSummary): void {
+    this.ended.delete(ended.id);
+    this.ended.set(ended.id, ended);
+    if (this.ended.size > REMEMBERED_ENDED) this.ended.delete(this.ended.keys().next().value!);
   }
+}
 
-  /** A completion whose start this stream did not show. */
-  private unannounced(id: string, evalId: string): PanelDispatch {
-    const panel: PanelDispatch = { id, evalId, subagentType: '', label: '', description: '', status: 'unfinished' };
-    this.panels.set(id, panel);
-    return panel;
-  }
+/** A completion whose start this stream did not show. */
+function unannounced(id: string, evalId: string): PanelDispatchSummary {
+  return { id, evalId, subagentType: '', label: '', description: '', status: 'unfinished' };
 }

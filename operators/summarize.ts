@@ -10,9 +10,10 @@ import {
   type SchedulerLike,
 } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
-import { TracedRun, type TallyFollower } from './TracedRun.js';
-import { RunTally } from './RunTally.js';
+import { RunModel } from './RunModel.js';
+import { SummaryBook } from './SummaryBook.js';
 import type { RunSummary } from './summaryTypes.js';
+import { WatchedRun, type RunWatcher } from './watchRun.js';
 
 /**
  * One `RunSummary` when the source completes: how the run ended, the final
@@ -26,8 +27,9 @@ import type { RunSummary } from './summaryTypes.js';
  * An error of the source is passed on and no summary is emitted; to summarize
  * a failed run, catch first: `run$.pipe(catchError(() => EMPTY), summarize())`.
  *
- * Right after `traceRun()`, the trace follows this summary's tally rather
- * than keeping its own: each event is taken once, for both.
+ * It folds the changes of a `RunModel`. Right after `watchRun()` (as
+ * `traceRun()`), the watcher listens to this model rather than keeping its
+ * own: each event is taken once, for both.
  *
  * ```ts
  * const summary = await lastValueFrom(run$.pipe(summarize()));
@@ -45,38 +47,45 @@ export function summarize(
   const scheduler = options.scheduler ?? asyncScheduler;
   return (source) =>
     defer(() => {
-      const tally = new RunTally(() => scheduler.now());
-      if (!(source instanceof TracedRun)) return tallied(source, tally);
-      const { upstream, follow } = source as TracedRun<EvoEvent | UnknownEvent>;
-      const follower = follow(tally);
-      return follower === undefined ? tallied(upstream, tally) : followed(upstream, tally, follower);
+      const model = new RunModel(() => scheduler.now(), { text: true });
+      const book = new SummaryBook();
+      model.listen(book.take);
+      if (!(source instanceof WatchedRun)) return summarized(source, model, book);
+      const { upstream, watch } = source as WatchedRun<EvoEvent | UnknownEvent>;
+      const watcher = watch(model);
+      return watcher === undefined ? summarized(upstream, model, book) : watched(upstream, model, book, watcher);
     });
 }
 
-function tallied(events$: Observable<EvoEvent | UnknownEvent>, tally: RunTally): Observable<RunSummary> {
+function summarized(
+  events$: Observable<EvoEvent | UnknownEvent>,
+  model: RunModel,
+  book: SummaryBook,
+): Observable<RunSummary> {
   return events$.pipe(
-    reduce((t, event) => t.push(event), tally),
-    map((t) => t.summary()),
+    reduce((m, event) => m.push(event), model),
+    map((m) => book.summaryOf(m)),
   );
 }
 
 /**
- * The summary, with a follower listening to its tally. Told how the run
+ * The summary, with a watcher listening to its model. Told how the run
  * ended after the `reduce`, where that costs nothing per event; told it
  * completed before the summary is made, as it would be before `summarize`.
  */
-function followed(
+function watched(
   events$: Observable<EvoEvent | UnknownEvent>,
-  tally: RunTally,
-  follower: TallyFollower,
+  model: RunModel,
+  book: SummaryBook,
+  watcher: RunWatcher,
 ): Observable<RunSummary> {
   return events$.pipe(
-    reduce((t, event) => t.push(event), tally),
-    tap({ error: (error: unknown) => follower.fail(error) }),
-    map((t) => {
-      follower.complete();
-      return t.summary();
+    reduce((m, event) => m.push(event), model),
+    tap({ error: (error: unknown) => watcher.fail(error) }),
+    map((m) => {
+      watcher.complete();
+      return book.summaryOf(m);
     }),
-    finalize(() => follower.close()),
+    finalize(() => watcher.close()),
   );
 }

@@ -1,38 +1,15 @@
-import {
-  connect,
-  count,
-  endWith,
-  filter,
-  ignoreElements,
-  map,
-  merge,
-  mergeMap,
-  of,
-  share,
-  takeUntil,
-  type Observable,
-  type OperatorFunction,
-} from 'rxjs';
-import type {
-  ErrorEvent,
-  EvoEvent,
-  InterruptEvent,
-  PanelDispatchCompleteEvent,
-  PanelDispatchErrorEvent,
-  PanelDispatchStartEvent,
-  UnknownEvent,
-} from '../src/events.js';
-import { accumulateText } from './accumulateText.js';
-import { groupSubagents, type SubagentRun } from './groupSubagents.js';
-import { ofType } from './ofType.js';
-import { pairToolCalls, type ToolInvocation } from './pairToolCalls.js';
-import { summarize } from './summarize.js';
-import type { RunSummary } from './summaryTypes.js';
-import { sumUsage, type UsageTotals } from './sumUsage.js';
+import { connect, filter, map, mergeMap, takeWhile, type Observable, type OperatorFunction } from 'rxjs';
+import type { ErrorEvent, EvoEvent, UnknownEvent } from '../src/events.js';
+import type { SubagentEvent } from './delegations.js';
+import type { PanelDispatchEvent, RunChange, RunDelegation, SummaryChange } from './runChange.js';
+import { runChanges } from './runChanges.js';
+import { subagentRun, type SubagentRun } from './subagentRun.js';
+import type { PanelDispatchSummary, RunSummary } from './summaryTypes.js';
+import type { UsageTotals } from './sumUsage.js';
+import type { ToolInvocation } from './ToolCallTracker.js';
 import { isToolCall } from './toolCalls.js';
 
-/** A `panel_dispatch_*` event. */
-export type PanelDispatchEvent = PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent;
+export type { PanelDispatchEvent } from './runChange.js';
 
 /** One change to a live view of a run, derived from its events by `viewActions`. */
 export type ViewAction =
@@ -41,53 +18,107 @@ export type ViewAction =
   | { readonly kind: 'tool'; readonly invocation: ToolInvocation; readonly delegation?: SubagentRun }
   | { readonly kind: 'subagent-start'; readonly delegation: SubagentRun }
   | { readonly kind: 'subagent-end'; readonly delegation: SubagentRun; readonly events: number }
-  | { readonly kind: 'panel'; readonly event: PanelDispatchEvent }
+  /** `panel`: the dispatch's state after `event`. */
+  | { readonly kind: 'panel'; readonly event: PanelDispatchEvent; readonly panel: PanelDispatchSummary }
   | { readonly kind: 'usage'; readonly usage: UsageTotals }
   | { readonly kind: 'error'; readonly event: ErrorEvent }
   | { readonly kind: 'summary'; readonly summary: RunSummary };
 
-/** Main-agent tools; `task` calls are left to the sub-agent tree. */
-function mainTools(events$: Observable<EvoEvent | UnknownEvent>): Observable<ViewAction> {
-  return events$.pipe(
-    // The questions and approvals too: a call the run stopped to ask about ends as awaiting input.
-    ofType('tool_call', 'tool_result', 'ask_user', 'interrupt'),
-    filter((e) => !('name' in e) || isToolCall(e)),
-    pairToolCalls(),
-    map((invocation): ViewAction => ({ kind: 'tool', invocation })),
-  );
-}
+const NONE: readonly ViewAction[] = [];
+const NO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 
 /**
- * One delegation: its start, its tools paired inside its own `events$` (so
- * that two parallel same-name sub-agents keep theirs apart), its end. The
- * run's approvals are paired in while it runs: an `interrupt` raised inside a
- * sub-agent names no instance, and its action requests tie it to the call.
+ * What a view shows of each change of the run model: the main agent's text
+ * so far, its tools but `task` (the delegations are shown instead, each with
+ * its tools), the delegations as `SubagentRun`s, usage (zero at the end of a
+ * run without any), panel dispatches, errors, the summary.
  */
-function delegationActions(delegation: SubagentRun, interrupts$: Observable<InterruptEvent>): Observable<ViewAction> {
-  const own$ = delegation.events$.pipe(share());
-  const over$ = own$.pipe(ignoreElements(), endWith(true));
-  const asked$: Observable<EvoEvent> = merge(own$, interrupts$.pipe(takeUntil(over$)));
-  return merge(
-    of<ViewAction>({ kind: 'subagent-start', delegation }),
-    asked$.pipe(
-      pairToolCalls(),
-      map((invocation): ViewAction => ({ kind: 'tool', invocation, delegation })),
-    ),
-    own$.pipe(
-      count(),
-      map((events): ViewAction => ({ kind: 'subagent-end', delegation, events })),
-    ),
+class ViewActionMapper {
+  private text = '';
+  private usageSeen = false;
+  /** The `SubagentRun` of each open delegation. */
+  private readonly runs = new Map<RunDelegation, SubagentRun>();
+
+  constructor(private readonly eventsOf: (delegation: RunDelegation) => Observable<SubagentEvent>) {}
+
+  actionsOf(change: RunChange | SummaryChange): readonly ViewAction[] {
+    switch (change.kind) {
+      case 'thinking':
+        return [{ kind: 'thinking', content: change.content }];
+      case 'text':
+        this.text += change.delta;
+        return [{ kind: 'text', text: this.text }];
+      case 'done': {
+        // An empty `done.response` (a run that stopped to ask) keeps the streamed text.
+        const text = change.event.response || this.text;
+        if (text === this.text) return NONE;
+        this.text = text;
+        return [{ kind: 'text', text }];
+      }
+      case 'invocation':
+        return this.tool(change.invocation, change.delegation);
+      case 'delegation-start':
+        return this.started(change.delegation);
+      case 'delegation-end':
+        return this.ended(change.delegation);
+      case 'panel':
+        return [{ kind: 'panel', event: change.event, panel: change.panel }];
+      case 'usage':
+        this.usageSeen = true;
+        return [{ kind: 'usage', usage: change.usage }];
+      case 'error':
+        return [{ kind: 'error', event: change.event }];
+      case 'summary':
+        // A run without usage reports zero totals, as `sumUsage` does.
+        if (this.usageSeen) return [{ kind: 'summary', summary: change.summary }];
+        return [
+          { kind: 'usage', usage: NO_USAGE },
+          { kind: 'summary', summary: change.summary },
+        ];
+      default:
+        return NONE;
+    }
+  }
+
+  private tool(invocation: ToolInvocation, delegation: RunDelegation | undefined): readonly ViewAction[] {
+    if (invocation.subagent === undefined) return isToolCall(invocation) ? [{ kind: 'tool', invocation }] : NONE;
+    const run = delegation === undefined ? undefined : this.runs.get(delegation);
+    return [run === undefined ? { kind: 'tool', invocation } : { kind: 'tool', invocation, delegation: run }];
+  }
+
+  private started(delegation: RunDelegation): readonly ViewAction[] {
+    const run = subagentRun(delegation, this.eventsOf(delegation));
+    this.runs.set(delegation, run);
+    return [{ kind: 'subagent-start', delegation: run }];
+  }
+
+  private ended(delegation: RunDelegation): readonly ViewAction[] {
+    const run = this.runs.get(delegation);
+    this.runs.delete(delegation);
+    return run === undefined ? NONE : [{ kind: 'subagent-end', delegation: run, events: delegation.events }];
+  }
+}
+
+/** A delegation's events among the run's changes, up to its end: hot, like a `groupBy` group. */
+function eventsOf(
+  changes$: Observable<RunChange | SummaryChange>,
+  delegation: RunDelegation,
+): Observable<SubagentEvent> {
+  return changes$.pipe(
+    takeWhile((c) => c.kind !== 'delegation-end' || c.delegation !== delegation),
+    filter((c) => c.kind === 'delegation-event' && c.delegation === delegation),
+    map((c) => (c as Extract<RunChange, { kind: 'delegation-event' }>).event),
   );
 }
 
 /**
- * The changes a live view shows, from one subscription to the run: the
- * library's operators side by side over the shared event stream (`connect`).
- * Main-agent `task` calls are left out of the tools: they are the
- * delegations, each with its own tools. Apply them to a state of your own (the
- * terminal viewer's `ViewModel`, a web page's DOM). An action's `delegation`
- * is live (its `events$`, fields that follow the run); for a store that takes
- * only plain data (Redux, NgRx), `map(plainViewAction)` after it.
+ * The changes a live view shows, from one subscription to the run: the run
+ * model's changes (`runChanges()`), mapped. Main-agent `task` calls are left
+ * out of the tools: they are the delegations, each with its own tools. Apply
+ * them to a state of your own (the terminal viewer's `ViewModel`, a web
+ * page's DOM). An action's `delegation` is live (its `events$`, fields that
+ * follow the run); for a store that takes only plain data (Redux, NgRx),
+ * `map(plainViewAction)` after it.
  *
  * ```ts
  * run$.pipe(viewActions()).subscribe((action) => card.apply(action));
@@ -100,38 +131,12 @@ function delegationActions(delegation: SubagentRun, interrupts$: Observable<Inte
  * ```
  */
 export function viewActions(): OperatorFunction<EvoEvent | UnknownEvent, ViewAction> {
-  return connect((events$) => {
-    const interrupts$ = events$.pipe(ofType('interrupt'));
-    return merge(
-      events$.pipe(
-        ofType('thinking'),
-        map((e): ViewAction => ({ kind: 'thinking', content: e.content })),
-      ),
-      events$.pipe(
-        accumulateText(),
-        map((text): ViewAction => ({ kind: 'text', text })),
-      ),
-      mainTools(events$),
-      events$.pipe(
-        groupSubagents(),
-        mergeMap((delegation) => delegationActions(delegation, interrupts$)),
-      ),
-      events$.pipe(
-        ofType('panel_dispatch_start', 'panel_dispatch_complete', 'panel_dispatch_error'),
-        map((event): ViewAction => ({ kind: 'panel', event })),
-      ),
-      events$.pipe(
-        sumUsage(),
-        map((usage): ViewAction => ({ kind: 'usage', usage })),
-      ),
-      events$.pipe(
-        ofType('error'),
-        map((event): ViewAction => ({ kind: 'error', event })),
-      ),
-      events$.pipe(
-        summarize(),
-        map((summary): ViewAction => ({ kind: 'summary', summary })),
-      ),
+  return (source) =>
+    source.pipe(
+      runChanges(),
+      connect((changes$) => {
+        const mapper = new ViewActionMapper((delegation) => eventsOf(changes$, delegation));
+        return changes$.pipe(mergeMap((change) => mapper.actionsOf(change)));
+      }),
     );
-  });
 }

@@ -1,14 +1,13 @@
 import { SpanKind, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import type { PanelDispatchCompleteEvent, PanelDispatchErrorEvent, PanelDispatchStartEvent } from '../src/events.js';
 import type {
-  EvoEvent,
-  PanelDispatchCompleteEvent,
-  PanelDispatchErrorEvent,
-  PanelDispatchStartEvent,
-  UnknownEvent,
-} from '../src/events.js';
-import type { Delegation } from '../operators/delegations.js';
-import { RunTally, type TallyListener } from '../operators/RunTally.js';
-import type { ToolInvocation } from '../operators/ToolCallTracker.js';
+  PanelDispatchEvent,
+  RunChange,
+  RunDelegation,
+  RunModel,
+  RunWatcher,
+  ToolInvocation,
+} from '../operators/index.js';
 import { AttributeName, ErrorType, Operation } from './conventions.js';
 import { markError } from './failure.js';
 import { endRunSpan, type RunEnding } from './runEnd.js';
@@ -24,13 +23,13 @@ interface ToolSpan {
  * The spans of one run while it streams: the run's `invoke_agent` span, an
  * `execute_tool` span per invocation, an `invoke_agent` span per delegation
  * under its `task` call and per panel dispatch under its `code_interpreter`
- * call. It takes no event itself: it listens to a `RunTally`, the one
+ * call. It takes no event itself: it listens to a `RunModel`, the one
  * `summarize()` keeps when it follows `traceRun()`, else one of its own, so
  * the tree has the summary's invocations and delegations and an event that
  * opens or closes nothing (a text delta) costs the trace nothing. Spans end as
  * their calls end; what is still open when the run ends, ends with it.
  */
-export class RunTrace implements TallyListener {
+export class RunTrace implements RunWatcher {
   private readonly root: Span;
   private readonly rootContext: Context;
   private readonly startedAt: number;
@@ -38,14 +37,14 @@ export class RunTrace implements TallyListener {
   private readonly toolSpans = new Map<string, ToolSpan>();
   /** Open main-agent calls' spans by wire id: where delegations and panel dispatches nest. */
   private readonly mainCalls = new Map<string, Span>();
-  private readonly delegationSpans = new Map<Delegation, Span>();
+  private readonly delegationSpans = new Map<RunDelegation, Span>();
   private readonly panels = new Map<string, Span>();
   private ended = false;
 
-  /** `tally`: the tally to follow; by default one of its own, fed by `push`, that keeps no summary. */
+  /** `model`: the run's model, which it listens to while the run's span is recorded. */
   constructor(
     private readonly settings: TraceSettings,
-    private readonly tally = new RunTally(settings.now, { summary: false }),
+    private readonly model: RunModel,
   ) {
     this.startedAt = settings.now();
     this.root = settings.tracer.startSpan(
@@ -62,17 +61,12 @@ export class RunTrace implements TallyListener {
       settings.parent,
     );
     this.rootContext = trace.setSpan(settings.parent, this.root);
-    if (this.recording) tally.listen(this);
+    if (this.recording) model.listen((change) => this.change(change));
   }
 
   /** Whether anything is kept of this run: its span is recorded, or its histograms are. */
   get recording(): boolean {
     return this.root.isRecording() || this.settings.metrics !== undefined;
-  }
-
-  /** Takes one event of the run into its tally. */
-  push(event: EvoEvent | UnknownEvent): void {
-    if (!this.ended) this.tally.push(event);
   }
 
   /** The source completed. */
@@ -95,7 +89,7 @@ export class RunTrace implements TallyListener {
     this.ended = true;
     let thrown: { readonly error: unknown } | undefined;
     try {
-      this.tally.finish();
+      this.model.finish();
     } catch (err) {
       // Closing what was open made a span and the tracer threw: the run's span still ends, with that error, then it goes on.
       thrown = { error: err };
@@ -107,7 +101,7 @@ export class RunTrace implements TallyListener {
     }
     this.panels.clear();
     const how: RunEnding = thrown && ending.how !== 'failed' ? { how: 'failed', error: thrown.error } : ending;
-    endRunSpan(this.root, this.settings, this.tally, how, this.startedAt, now);
+    endRunSpan(this.root, this.settings, this.model, how, this.startedAt, now);
     if (thrown) throw thrown.error;
   }
 
@@ -116,8 +110,28 @@ export class RunTrace implements TallyListener {
     return this.settings.tracer.startSpan(name, { kind: SpanKind.INTERNAL, startTime, attributes }, context);
   }
 
-  /** `TallyListener`: an invocation opened, changed or closed. */
-  invocation(invocation: ToolInvocation, event: EvoEvent | undefined, delegation: Delegation | undefined): void {
+  /** What a change of the run does to its spans. */
+  private change(change: RunChange): void {
+    switch (change.kind) {
+      case 'invocation':
+        return this.invocation(change.invocation, change.event?.type, change.delegation);
+      case 'delegation-start':
+        return this.delegationStarted(change.delegation);
+      case 'delegation-end':
+        return this.delegationEnded(change.delegation);
+      case 'panel':
+        return this.panel(change.event);
+      default:
+        return;
+    }
+  }
+
+  /** An invocation opened, changed or closed. */
+  private invocation(
+    invocation: ToolInvocation,
+    madeBy: string | undefined,
+    delegation: RunDelegation | undefined,
+  ): void {
     const open = this.toolSpans.get(invocation.key);
     if (invocation.status === 'running') {
       if (open === undefined) this.openTool(invocation, delegation);
@@ -127,11 +141,11 @@ export class RunTrace implements TallyListener {
     }
     if (open !== undefined) return this.closeTool(open, invocation);
     // The call of a result that came first (made before a `--resume`): that invocation's span has ended.
-    if (event?.type === 'tool_call' || event?.type === 'subagent_tool_call') return;
+    if (madeBy === 'tool_call' || madeBy === 'subagent_tool_call') return;
     this.closeTool(this.openTool(invocation, delegation), invocation);
   }
 
-  private openTool(invocation: ToolInvocation, delegation: Delegation | undefined): ToolSpan {
+  private openTool(invocation: ToolInvocation, delegation: RunDelegation | undefined): ToolSpan {
     const { key, id, name, subagent, instanceId } = invocation;
     const parent = subagent === undefined || !delegation ? undefined : this.delegationSpans.get(delegation);
     const attributes: Attributes = {
@@ -143,7 +157,7 @@ export class RunTrace implements TallyListener {
     if (instanceId !== undefined) attributes[AttributeName.instanceId] = instanceId;
     if (this.settings.content.on)
       attributes[AttributeName.toolCallArguments] = this.settings.content.json(invocation.args);
-    // The trace's own clock: the tally's may be `summarize()`'s scheduler.
+    // The trace's own clock: the model's may be `summarize()`'s scheduler.
     const startedAt = this.settings.now();
     const span = this.startSpan(`${Operation.executeTool} ${name}`, parent, attributes, startedAt);
     const open = { span, startedAt };
@@ -168,8 +182,7 @@ export class RunTrace implements TallyListener {
     this.settings.metrics?.tool(endedAt - startedAt, name, status === 'failed');
   }
 
-  /** `TallyListener`: a delegation started. */
-  delegationStarted(delegation: Delegation): void {
+  private delegationStarted(delegation: RunDelegation): void {
     const parent = delegation.taskCallId === undefined ? undefined : this.mainCalls.get(delegation.taskCallId);
     const agent = delegation.subagentType ?? delegation.name;
     const attributes: Attributes = {
@@ -181,8 +194,8 @@ export class RunTrace implements TallyListener {
     this.delegationSpans.set(delegation, span);
   }
 
-  /** `TallyListener`: a delegation ended, or the run did. */
-  delegationEnded(delegation: Delegation): void {
+  /** A delegation ended, or the run did. */
+  private delegationEnded(delegation: RunDelegation): void {
     const span = this.delegationSpans.get(delegation);
     if (span === undefined) return;
     this.delegationSpans.delete(delegation);
@@ -195,8 +208,12 @@ export class RunTrace implements TallyListener {
     span.end(this.settings.now());
   }
 
-  /** `TallyListener`: a panel dispatch started. */
-  panelStarted(event: PanelDispatchStartEvent): void {
+  private panel(event: PanelDispatchEvent): void {
+    if (event.type === 'panel_dispatch_start') this.panelStarted(event);
+    else this.panelEnded(event);
+  }
+
+  private panelStarted(event: PanelDispatchStartEvent): void {
     const attributes: Attributes = {
       [AttributeName.operationName]: Operation.invokeAgent,
       [AttributeName.agentName]: event.subagent_type,
@@ -210,8 +227,7 @@ export class RunTrace implements TallyListener {
     this.panels.set(event.id, this.startSpan(name, this.mainCalls.get(event.eval_id), attributes, this.settings.now()));
   }
 
-  /** `TallyListener`: a panel dispatch completed or failed. */
-  panelEnded(event: PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
+  private panelEnded(event: PanelDispatchCompleteEvent | PanelDispatchErrorEvent): void {
     const now = this.settings.now();
     const span =
       this.panels.get(event.id) ??

@@ -1,6 +1,5 @@
 import type { Span } from '@opentelemetry/api';
-import type { RunTally } from '../operators/RunTally.js';
-import type { RunOutcome } from '../operators/index.js';
+import type { RunModel, RunOutcome } from '../operators/index.js';
 import type { ContentPolicy } from './content.js';
 import { AttributeName, ErrorType, Operation } from './conventions.js';
 import { CANCELLED, failureOf, markError, type Failure } from './failure.js';
@@ -13,28 +12,28 @@ export type RunEnding =
   | { readonly how: 'unsubscribed' };
 
 /**
- * Gives the run's span what its tally knows at the end (outcome, usage, the
+ * Gives the run's span what its model knows at the end (outcome, usage, the
  * response when content is captured, how it failed), ends it at `now`, and
  * records the run in the histograms.
  */
 export function endRunSpan(
   span: Span,
   settings: TraceSettings,
-  tally: RunTally,
+  model: RunModel,
   ending: RunEnding,
   startedAt: number,
   now: number,
 ): void {
   const { content, metrics, agentName } = settings;
-  const outcome = ending.how === 'failed' ? 'failed' : tally.outcome();
-  const usage = reportedUsage(tally);
+  const outcome = ending.how === 'failed' ? 'failed' : model.outcome();
+  const usage = reportedUsage(model);
   span.setAttribute(AttributeName.outcome, outcome);
   if (usage !== undefined)
     span.setAttributes({ [AttributeName.inputTokens]: usage.input, [AttributeName.outputTokens]: usage.output });
-  const response = tally.response;
+  const response = model.response;
   if (content.on && response !== undefined)
     span.setAttribute(AttributeName.outputMessages, content.message('assistant', response));
-  const failure = failureOfRun(ending, outcome, tally, content);
+  const failure = failureOfRun(ending, outcome, model, content);
   if (failure !== undefined) {
     if (failure.exception !== undefined) span.recordException(failure.exception, now);
     markError(span, failure.type, failure.message);
@@ -53,8 +52,8 @@ export function endRunSpan(
  * event when both counts are 0, so a zero total means none came: a run that
  * crashed before reporting has no usage, which is not a usage of nothing.
  */
-function reportedUsage(tally: RunTally): { readonly input: number; readonly output: number } | undefined {
-  const { inputTokens, outputTokens } = tally.usage;
+function reportedUsage(model: RunModel): { readonly input: number; readonly output: number } | undefined {
+  const { inputTokens, outputTokens } = model.usage;
   return inputTokens + outputTokens > 0 ? { input: inputTokens, output: outputTokens } : undefined;
 }
 
@@ -62,12 +61,12 @@ function reportedUsage(tally: RunTally): { readonly input: number; readonly outp
 function failureOfRun(
   ending: RunEnding,
   outcome: RunOutcome,
-  tally: RunTally,
+  model: RunModel,
   content: ContentPolicy,
 ): Failure | undefined {
   if (ending.how === 'failed') return failureOf(ending.error, content);
   // Unsubscribed after `done` (`first()`, `takeWhile(…, true)`): the run had ended, nothing was cut short.
   if (ending.how === 'unsubscribed' && outcome === 'incomplete') return CANCELLED;
-  const first = tally.firstError;
+  const first = model.firstError;
   return first === undefined ? undefined : { type: ErrorType.agent, message: first };
 }

@@ -10,7 +10,7 @@ import {
   type TracerProvider,
 } from '@opentelemetry/api';
 import type { OperatorFunction } from 'rxjs';
-import { TracedRun } from '../operators/TracedRun.js';
+import { watchRun } from '../operators/index.js';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
 import { runOptionsOf, type RunIdentity } from '../src/process/runOptionsOf.js';
 import { ContentPolicy, type CaptureContent } from './content.js';
@@ -69,9 +69,9 @@ const monotonicNow = (): number => origin + performance.now();
  * `captureContent` says so. Each subscription is one trace.
  * A run whose span is not recorded (no SDK registered, or sampled out), with
  * no SDK meter either, is passed through untouched: it costs nothing.
- * Pairing and grouping are `summarize()`'s: followed directly by
- * `summarize()`, the trace listens to the summary's tally, and each event is
- * taken once for both; anywhere else, it keeps a tally of its own.
+ * It is a `watchRun()`: followed directly by `summarize()`, the trace
+ * listens to the summary's run model, and each event is taken once for both;
+ * anywhere else, it keeps a model of its own.
  *
  * Right after `run()`, it takes that run's `prompt` and `resume` (as
  * `gen_ai.conversation.id`) from it; the options given here win.
@@ -94,11 +94,13 @@ export function traceRun<T extends EvoEvent | UnknownEvent>(options: TraceRunOpt
   return (source) => {
     // Only the Observable `run()` returned: after another operator, its events may no longer be that run's alone.
     const carried = runOptionsOf(source);
-    return new TracedRun(source, (tally) => {
-      const run = new RunTrace(settingsOf(options, carried, content), tally);
-      // No span recorded (no SDK, or sampled out) and no histogram kept: nothing to follow.
-      return run.recording ? run : undefined;
-    });
+    return source.pipe(
+      watchRun((model) => {
+        const run = new RunTrace(settingsOf(options, carried, content), model);
+        // No span recorded (no SDK, or sampled out) and no histogram kept: nothing to follow.
+        return run.recording ? run : undefined;
+      }),
+    );
   };
 }
 

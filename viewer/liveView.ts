@@ -5,8 +5,7 @@ import type { Colors } from 'picocolors/types.js';
 import { map, type Observable } from 'rxjs';
 import { showControls } from '../src/terminalText.js';
 import type { EvoEvent, UnknownEvent } from '../src/events.js';
-import type { RunSummary } from '../operators/index.js';
-import { viewActions, type ViewAction } from '../operators/viewActions.js';
+import { viewActions, type RunSummary, type ViewAction } from '../operators/index.js';
 import { ViewModel } from './model.js';
 import { describeAction, formatting, renderFrame } from './render.js';
 

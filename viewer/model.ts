@@ -1,9 +1,12 @@
-import { briefArgs } from '../operators/toolCalls.js';
-import type { PanelDispatchEvent, ViewAction } from '../operators/viewActions.js';
-import type { SubagentRun } from '../operators/groupSubagents.js';
-import type { ToolInvocation } from '../operators/pairToolCalls.js';
-import type { RunSummary } from '../operators/index.js';
-import type { UsageTotals } from '../operators/sumUsage.js';
+import {
+  briefArgs,
+  type PanelDispatchSummary,
+  type RunSummary,
+  type SubagentRun,
+  type ToolInvocation,
+  type UsageTotals,
+  type ViewAction,
+} from '../operators/index.js';
 
 // The live view's state, built from `viewActions`. It keeps what a frame can
 // show, plus counters: a tool's result is kept as a short preview, never
@@ -188,7 +191,7 @@ export class ViewModel {
         break;
       }
       case 'panel':
-        this.panel(action.event);
+        this.panel(action.panel);
         break;
       case 'usage':
         this.usage = action.usage;
@@ -209,21 +212,17 @@ export class ViewModel {
     if (this.errors.length > VIEW_LIMITS.errors) this.errors.shift();
   }
 
-  private panel(event: PanelDispatchEvent): void {
-    let panel = this.panels.get(event.id);
-    if (!panel) {
-      panel = { id: event.id, label: '', subagentType: '', status: 'running', durationMs: undefined, error: undefined };
-      this.panels.set(event.id, panel);
-      this.panelCount++;
-      trim(this.panels, VIEW_LIMITS.panels);
-    }
-    if (event.type === 'panel_dispatch_start') {
-      panel.label = preview(event.label);
-      panel.subagentType = preview(event.subagent_type);
-    } else {
-      panel.durationMs = event.duration_ms;
-      panel.status = event.type === 'panel_dispatch_complete' ? 'completed' : 'failed';
-      if (event.type === 'panel_dispatch_error') panel.error = preview(event.error);
-    }
+  /** A panel dispatch in the state the run model gives, its words cut to previews. */
+  private panel(state: PanelDispatchSummary): void {
+    if (!this.panels.has(state.id)) this.panelCount++;
+    this.panels.set(state.id, {
+      id: state.id,
+      label: preview(state.label),
+      subagentType: preview(state.subagentType),
+      status: state.status === 'unfinished' ? 'running' : state.status,
+      durationMs: state.durationMs,
+      error: state.error === undefined ? undefined : preview(state.error),
+    });
+    trim(this.panels, VIEW_LIMITS.panels);
   }
 }

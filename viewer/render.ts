@@ -1,9 +1,13 @@
 import type { Colors } from 'picocolors/types.js';
 import { showControls } from '../src/terminalText.js';
-import type { RunSummary } from '../operators/index.js';
-import { briefArgs, countToolCalls, jsonPreview } from '../operators/toolCalls.js';
-import type { ToolInvocation } from '../operators/pairToolCalls.js';
-import type { ViewAction } from '../operators/viewActions.js';
+import {
+  briefArgs,
+  countToolCalls,
+  jsonPreview,
+  type RunSummary,
+  type ToolInvocation,
+  type ViewAction,
+} from '../operators/index.js';
 import type { ViewDelegation, ViewModel, ViewPanel, ViewTool } from './model.js';
 import { cutText } from '../src/cutText.js';
 

@@ -3,7 +3,7 @@
  * reading, no parsing: only the summary's per-event work):
  *
  *   (1) hand-written  one imperative loop computing the same RunSummary (handTally.ts)
- *   (2) RunTally      the tally `summarize()` is built on, fed by a for loop: no Rx
+ *   (2) RunModel      the run model and summary book `summarize()` is built on, fed by a for loop: no Rx
  *   (3) summarize()   from(events).pipe(summarize())
  *   (4) Rx floor      from(events).pipe(count()): what any operator pays to see each event
  *
@@ -23,7 +23,8 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { count, from, lastValueFrom, toArray } from 'rxjs';
 import { fromJsonl, type EvoEvent, type UnknownEvent } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
-import { RunTally } from '../../operators/RunTally.js';
+import { RunModel } from '../../operators/RunModel.js';
+import { SummaryBook } from '../../operators/SummaryBook.js';
 import { largeTranscript } from '../fixtures/producer.js';
 import { handTally } from './handTally.js';
 import { median, table } from './report.js';
@@ -51,9 +52,11 @@ interface Variant {
 }
 
 function tallied(events: Events): RunSummary {
-  const tally = new RunTally(Date.now);
-  for (const event of events) tally.push(event);
-  return tally.summary();
+  const model = new RunModel(Date.now, { text: true });
+  const book = new SummaryBook();
+  model.listen(book.take);
+  for (const event of events) model.push(event);
+  return book.summaryOf(model);
 }
 
 /** A summary without its clock readings, which differ from pass to pass. */
@@ -73,7 +76,7 @@ async function main(): Promise<void> {
   console.log(`transcript: ${(transcript.bytes / 1e6).toFixed(1)} MB, ${events.length} events, decoded beforehand`);
   const variants: Variant[] = [
     { id: 1, label: '(1) hand-written tally', run: async (e) => handTally(e, Date.now), times: [], cpu: [] },
-    { id: 2, label: '(2) RunTally, no Rx', run: async (e) => tallied(e), times: [], cpu: [] },
+    { id: 2, label: '(2) RunModel, no Rx', run: async (e) => tallied(e), times: [], cpu: [] },
     { id: 3, label: '(3) summarize()', run: (e) => lastValueFrom(from(e).pipe(summarize())), times: [], cpu: [] },
     { id: 4, label: '(4) Rx floor: count()', run: (e) => lastValueFrom(from(e).pipe(count())), times: [], cpu: [] },
   ];

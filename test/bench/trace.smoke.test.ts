@@ -23,7 +23,7 @@ describe('benchmark smoke', () => {
 
   it('summarize.bench.ts measures summarize() and a hand-written tally on the same decoded events', async () => {
     const { stdout } = await bench('summarize.bench.ts');
-    for (const variant of ['(1) hand-written tally', '(2) RunTally, no Rx', '(3) summarize()', '(4) Rx floor: count()'])
+    for (const variant of ['(1) hand-written tally', '(2) RunModel, no Rx', '(3) summarize()', '(4) Rx floor: count()'])
       expect(stdout).toMatch(row(variant));
   }, 60_000);
 });

@@ -39,9 +39,10 @@ describe('the web dashboard page', () => {
   it('bundles for the browser from the package entries, with no Node built-in', async () => {
     const { bundleForBrowser } = await import('../../examples/web/bundle.js');
     const script = await bundleForBrowser(`${root}examples/web/page/main.ts`);
-    // The library itself is in it: the run follower, the event decoder it uses, and an operator.
+    // The library itself is in it: the run follower, the event decoder it uses, an operator and the run model under it.
     expect(script).toMatch(/function followRun/);
     expect(script).toMatch(/function decodeLine/);
-    expect(script).toMatch(/function pairToolCalls/);
+    expect(script).toMatch(/function viewActions/);
+    expect(script).toMatch(/RunModel = class|class RunModel/);
   });
 });

@@ -1,6 +1,8 @@
 // The trackers the operators are built on, driven without Rx.
 import { describe, expect, it } from 'vitest';
-import { RunTally } from '../../operators/RunTally.js';
+import type { RunChange } from '../../operators/index.js';
+import { RunModel } from '../../operators/RunModel.js';
+import { SummaryBook } from '../../operators/SummaryBook.js';
 import { ToolCallTracker } from '../../operators/ToolCallTracker.js';
 import { events as ev } from '../../testing/events.js';
 
@@ -49,13 +51,33 @@ describe('ToolCallTracker', () => {
   });
 });
 
-describe('RunTally', () => {
-  it('summarizes what it was fed: outcome, statuses, counts by wire type', () => {
-    const tally = new RunTally(() => 0);
+/** What a listener hears, one line per change. */
+function said(change: RunChange): string {
+  switch (change.kind) {
+    case 'invocation':
+      return `${change.invocation.name} ${change.invocation.status}${change.delegation ? ` in ${change.delegation.key}` : ''}`;
+    case 'delegation-start':
+    case 'delegation-end':
+    case 'delegation-event':
+      return `${change.kind} ${change.delegation.key}`;
+    case 'panel':
+      return `panel ${change.panel.id} ${change.panel.status}`;
+    case 'text':
+      return `text ${change.delta}`;
+    default:
+      return change.kind;
+  }
+}
+
+describe('RunModel', () => {
+  it('folded by a SummaryBook, summarizes what it was fed: outcome, statuses, counts by wire type', () => {
+    const model = new RunModel(() => 0, { text: true });
+    const book = new SummaryBook();
+    model.listen(book.take);
     for (const e of [task('a'), start('a'), paused('a'), approval('1'), ev.unknown('heartbeat'), ev.done('')]) {
-      tally.push(e);
+      model.push(e);
     }
-    const summary = tally.summary();
+    const summary = book.summaryOf(model);
     expect(summary.outcome).toBe('needs-input');
     expect(summary.invocations.map((i) => [i.name, i.status])).toEqual([
       ['task', 'awaiting-input'],
@@ -72,49 +94,88 @@ describe('RunTally', () => {
     expect(summary.delegations.map((d) => [d.key, d.ended])).toEqual([['task:a', false]]);
   });
 
-  it('without a summary to make, still tells its listener everything, and keeps neither the text nor the lists', () => {
-    const seen: string[] = [];
-    const tally = new RunTally(() => 0, { summary: false });
-    tally.listen({
-      invocation: (i) => seen.push(`${i.name} ${i.status}`),
-      delegationStarted: (d) => seen.push(`start ${d.key}`),
-      delegationEnded: (d) => seen.push(`end ${d.key}`),
-      panelStarted: (e) => seen.push(`panel ${e.id}`),
-      panelEnded: (e) => seen.push(`panel ${e.id} ${e.type}`),
-    });
-    for (const e of [task('a'), start('a'), ev.text('hello'), ev.panelDispatchStart('p1'), ev.done('hello')])
-      tally.push(e);
-    tally.push(ev.panelDispatchComplete('p1', 5));
-    tally.push(ev.toolResult('task', 'ok', { id: 'a' }));
-    const summary = tally.summary();
-    expect(seen).toEqual([
+  it('tells each listener its changes in order, the deltas only to one that asks, and closes what is open at the end', () => {
+    const model = new RunModel(() => 0);
+    const structure: string[] = [];
+    const everything: string[] = [];
+    model.listen((c) => structure.push(said(c)));
+    model.listen((c) => everything.push(said(c)), { deltas: true });
+    for (const e of [
+      task('a'),
+      start('a'),
+      paused('a'),
+      ev.text('hello'),
+      ev.panelDispatchStart('p1'),
+      ev.done('hello'),
+    ])
+      model.push(e);
+    model.push(ev.panelDispatchComplete('p1', 5));
+    model.push(ev.toolResult('task', 'ok', { id: 'a' }));
+    model.finish();
+    const closing = ['execute unfinished in task:a', 'delegation-end task:a'];
+    expect(structure).toEqual([
       'task running',
-      'start task:a',
-      'panel p1',
-      'panel p1 panel_dispatch_complete',
+      'delegation-start task:a',
+      'execute running in task:a',
+      'panel p1 unfinished',
+      'done',
+      'panel p1 completed',
       'task succeeded',
-      'end task:a',
+      ...closing,
     ]);
-    expect(summary).toMatchObject({
-      outcome: 'completed',
-      text: '',
-      invocations: [],
-      delegations: [],
-      panelDispatches: [],
-    });
-    expect(summary.counts).toMatchObject({ text: 1, tool_call: 1, tool_result: 1 });
+    expect(everything).toEqual([
+      'task running',
+      'delegation-start task:a',
+      'delegation-event task:a',
+      'execute running in task:a',
+      'text hello',
+      'panel p1 unfinished',
+      'done',
+      'panel p1 completed',
+      'task succeeded',
+      ...closing,
+    ]);
+    expect([model.events, model.counts(), model.response, model.outcome()]).toEqual([
+      8,
+      {
+        tool_call: 1,
+        subagent_start: 1,
+        subagent_tool_call: 1,
+        text: 1,
+        panel_dispatch_start: 1,
+        done: 1,
+        panel_dispatch_complete: 1,
+        tool_result: 1,
+      },
+      'hello',
+      'completed',
+    ]);
   });
 
-  it('without a summary, keeps of errors and questions only what the outcome needs', () => {
-    const tally = new RunTally(() => 0, { summary: false });
+  it('keeps of errors and questions only what the outcome needs', () => {
+    const model = new RunModel(() => 0);
     for (const e of [ev.error('first'), ev.error('second'), ev.askUser('q1', [{ question: 'why?' }]), ev.done('x')])
-      tally.push(e);
-    expect([tally.firstError, tally.outcome()]).toEqual(['first', 'failed']);
-    expect(tally.summary()).toMatchObject({
-      errors: ['first'],
-      questions: [],
-      interrupts: [],
-      pendingQuestions: [{ interrupt_id: 'q1' }],
+      model.push(e);
+    expect([model.firstError, model.outcome(), model.pending.map((g) => g.type)]).toEqual([
+      'first',
+      'failed',
+      ['ask_user'],
+    ]);
+  });
+
+  it('tells every listener a change before it throws the first listener error, and every closing change before that', () => {
+    const model = new RunModel(() => 0);
+    const heard: string[] = [];
+    model.listen(() => {
+      throw new Error('first listener');
     });
+    const stop = model.listen((c) => heard.push(said(c)));
+    expect(() => model.push(ev.toolCall('ls', {}, { id: 'c1' }))).toThrow('first listener');
+    expect(() => model.push(ev.toolCall('cat', {}, { id: 'c2' }))).toThrow('first listener');
+    expect(() => model.finish()).toThrow('first listener');
+    expect(heard).toEqual(['ls running', 'cat running', 'ls unfinished', 'cat unfinished']);
+    stop();
+    model.finish();
+    expect(heard).toHaveLength(4);
   });
 });

@@ -1,23 +1,43 @@
 // The span bookkeeping of one run, driven directly: no Observable involved.
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
+import type { EvoEvent } from '../../index.js';
+import { RunModel } from '../../operators/index.js';
 import { ContentPolicy } from '../../otel/content.js';
 import { RunTrace } from '../../otel/RunTrace.js';
 import { events as ev } from '../../testing/index.js';
 import { memoryTracing, SpanTree } from './support.js';
 
-function runTrace(): { run: RunTrace; tree: () => SpanTree; tick: () => void } {
+/** A trace fed through its own run model, as `traceRun()` feeds it without `summarize()`. */
+interface FedTrace {
+  push(event: EvoEvent): void;
+  complete(): void;
+  fail(error: unknown): void;
+  close(): void;
+}
+
+function runTrace(): { run: FedTrace; tree: () => SpanTree; tick: () => void } {
   const { provider, spans } = memoryTracing();
   let now = 1_000_000;
-  const run = new RunTrace({
-    tracer: provider.getTracer('test'),
-    parent: ROOT_CONTEXT,
-    metrics: undefined,
-    content: new ContentPolicy(false),
-    agentName: 'EvoScientist',
-    rootAttributes: {},
-    now: () => now,
-  });
+  const model = new RunModel(() => now);
+  const trace = new RunTrace(
+    {
+      tracer: provider.getTracer('test'),
+      parent: ROOT_CONTEXT,
+      metrics: undefined,
+      content: new ContentPolicy(false),
+      agentName: 'EvoScientist',
+      rootAttributes: {},
+      now: () => now,
+    },
+    model,
+  );
+  const run: FedTrace = {
+    push: (event) => void model.push(event),
+    complete: () => trace.complete(),
+    fail: (error) => trace.fail(error),
+    close: () => trace.close(),
+  };
   return { run, tree: () => new SpanTree(spans()), tick: () => (now += 10) };
 }
 

@@ -22,7 +22,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ExitError, fromJsonl, run, type EvoEvent } from '../../index.js';
 import { summarize } from '../../operators/index.js';
-import { RunTally } from '../../operators/RunTally.js';
+import { RunModel } from '../../operators/RunModel.js';
+import { SummaryBook } from '../../operators/SummaryBook.js';
 import { traceRun } from '../../otel/index.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixtureBytes, fixturePath } from '../support/collect.js';
@@ -53,16 +54,16 @@ describe('traceRun', () => {
     });
   });
 
-  it("takes each event once when summarize() follows it: the trace listens to the summary's tally", async () => {
+  it("takes each event once when summarize() follows it: the trace listens to the summary's run model", async () => {
     const events = await lastValueFrom(research().pipe(toArray()));
     const { provider, spans } = memoryTracing();
-    const push = vi.spyOn(RunTally.prototype, 'push');
+    const push = vi.spyOn(RunModel.prototype, 'push');
     try {
       await lastValueFrom(from(events).pipe(traceRun({ tracerProvider: provider }), summarize()));
       expect(push).toHaveBeenCalledTimes(events.length);
       const followed = spans().length;
       push.mockClear();
-      // With an operator between them, the trace keeps a tally of its own.
+      // With an operator between them, the trace keeps a model of its own.
       await lastValueFrom(
         from(events).pipe(
           traceRun({ tracerProvider: provider }),
@@ -171,22 +172,18 @@ describe('traceRun', () => {
       );
       expect([between, ...outcome]).toEqual([between, 'failed', 'Error']);
     }
-    // The summary's own tally keeps every open call before the trace hears of them.
-    const tally = new RunTally(() => 0);
+    // The summary's own book hears every open call closed, whatever a later listener throws.
+    const model = new RunModel(() => 0, { text: true });
+    const book = new SummaryBook();
+    model.listen(book.take);
     let finishing = false;
-    tally.listen({
-      invocation: () => {
-        if (finishing) throw new Error('listener');
-      },
-      delegationStarted: () => undefined,
-      delegationEnded: () => undefined,
-      panelStarted: () => undefined,
-      panelEnded: () => undefined,
+    model.listen((change) => {
+      if (finishing && change.kind === 'invocation') throw new Error('listener');
     });
-    events.slice(0, 2).forEach((event) => tally.push(event));
+    events.slice(0, 2).forEach((event) => model.push(event));
     finishing = true;
-    expect(() => tally.finish()).toThrow('listener');
-    expect(tally.summary().invocations.map((i) => [i.name, i.status])).toEqual([
+    expect(() => model.finish()).toThrow('listener');
+    expect(book.summaryOf(model).invocations.map((i) => [i.name, i.status])).toEqual([
       ['a', 'unfinished'],
       ['b', 'unfinished'],
     ]);

@@ -38,6 +38,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/index.ts', 'index.ts'],
 ];
 
+/** Folders whose files the rest of the library reaches only through the folder's face, its `index.ts`. */
+const FACED = ['operators/'];
+
 /** The entries a browser loads: what they reach at run time takes nothing from Node. */
 const BROWSER_ENTRIES = ['src/index.ts', 'operators/index.ts'];
 const NODE_ONLY_PACKAGES = ['execa', '@nats-io/transport-node'];
@@ -164,6 +167,17 @@ describe('the boundaries of the library', () => {
       files.filter((i) => layerOf(i.specifier) > layerOf(from)).map((i) => `${from} → ${i.specifier}`),
     );
     expect(upward).toEqual([]);
+  });
+
+  it('reaches the operators only through their public entry', () => {
+    const behind = [...edges].flatMap(([from, { files }]) =>
+      files
+        .filter((i) =>
+          FACED.some((f) => i.specifier.startsWith(f) && !from.startsWith(f) && i.specifier !== `${f}index.ts`),
+        )
+        .map((i) => `${from} → ${i.specifier}`),
+    );
+    expect(behind).toEqual([]);
   });
 
   it('has no circle of imports', () => {

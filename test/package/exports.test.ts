@@ -64,9 +64,12 @@ const operators = [
   'ofType',
   'pairToolCalls',
   'plainViewAction',
+  'RunModel',
+  'runChanges',
   'sumUsage',
   'summarize',
   'viewActions',
+  'watchRun',
 ];
 
 const surface: Record<string, readonly string[]> = {

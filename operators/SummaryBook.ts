@@ -1,0 +1,122 @@
+import type { AskUserEvent, InterruptEvent } from '../src/events.js';
+import type { RunChange, RunDelegation } from './runChange.js';
+import type { RunModel } from './RunModel.js';
+import type { DelegationSummary, InvocationSummary, PanelDispatchSummary, RunSummary } from './summaryTypes.js';
+import type { ToolInvocation } from './ToolCallTracker.js';
+
+/**
+ * What a `RunSummary` keeps that grows with the run, kept from a
+ * `RunModel`'s changes: every invocation, delegation, panel dispatch, error
+ * and question. `take` is its listener; the model gives the rest (text, when
+ * it keeps it, counts, usage, outcome, what is pending).
+ */
+export class SummaryBook {
+  /**
+   * An invocation's slot is taken when it opens, to keep first-seen order; its
+   * summary is made once, when it closes.
+   */
+  private readonly invocations = new Map<string, InvocationSummary | undefined>();
+  private readonly delegations: RunDelegation[] = [];
+  private readonly panels = new Map<string, PanelDispatchSummary>();
+  private readonly errors: string[] = [];
+  private readonly interrupts: InterruptEvent[] = [];
+  private readonly questions: AskUserEvent[] = [];
+
+  /** Keeps what a change adds to the summary. */
+  readonly take = (change: RunChange): void => {
+    switch (change.kind) {
+      case 'invocation':
+        return this.keep(change.invocation);
+      case 'delegation-start':
+        this.delegations.push(change.delegation);
+        return;
+      case 'panel':
+        this.panels.set(change.panel.id, change.panel);
+        return;
+      case 'error':
+        this.errors.push(change.event.message);
+        return;
+      case 'gate':
+        if (change.event.type === 'interrupt') this.interrupts.push(change.event);
+        else this.questions.push(change.event);
+        return;
+      default:
+        return;
+    }
+  };
+
+  /** The summary of the run `model` followed, with this book listening from its start; ends the model first. */
+  summaryOf(model: RunModel): RunSummary {
+    model.finish();
+    const response = model.response;
+    const gates = model.pending;
+    return {
+      outcome: model.outcome(),
+      // Left out, not `undefined`, when the stream ended without `done`.
+      ...(response !== undefined && { response }),
+      text: model.text,
+      usage: model.usage,
+      invocations: [...this.invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
+      delegations: this.delegations.map(delegationSummary),
+      panelDispatches: [...this.panels.values()],
+      errors: this.errors,
+      interrupts: this.interrupts,
+      questions: this.questions,
+      pendingApprovals: gates.filter((g): g is InterruptEvent => g.type === 'interrupt'),
+      pendingQuestions: gates.filter((g): g is AskUserEvent => g.type === 'ask_user'),
+      counts: model.counts(),
+      events: model.events,
+    };
+  }
+
+  private keep(i: ToolInvocation): void {
+    if (i.status === 'running') {
+      if (!this.invocations.has(i.key)) this.invocations.set(i.key, undefined);
+      return;
+    }
+    this.invocations.set(i.key, invocationSummary(i));
+  }
+}
+
+/** An object whose keys are added one at a time: only those with a value. */
+type Draft<T> = { -readonly [K in keyof T]?: T[K] };
+
+/**
+ * A closed invocation as a `RunSummary` keeps it: its final state, the
+ * result only when it failed. Fields it does not have are left out, not set
+ * to `undefined`, so that a summary equals the object a test writes; one
+ * literal per kind of scope, as the tracker makes its snapshots (one per call).
+ */
+export function invocationSummary(i: ToolInvocation): InvocationSummary {
+  const { key, id, name, args, subagent, instanceId, status, startedAt, endedAt } = i;
+  // A closed invocation has ended; the check only keeps the types whole.
+  if (endedAt === undefined) return withError({ key, id, name, args, ...scopeFieldsOf(i), status, startedAt }, i);
+  if (subagent === undefined) return withError({ key, id, name, args, status, startedAt, endedAt }, i);
+  if (instanceId === undefined) return withError({ key, id, name, args, subagent, status, startedAt, endedAt }, i);
+  return withError({ key, id, name, args, subagent, instanceId, status, startedAt, endedAt }, i);
+}
+
+/** A failed invocation's summary says what went wrong: the result's content. */
+function withError(summary: Draft<InvocationSummary>, i: ToolInvocation): InvocationSummary {
+  if (i.status === 'failed' && i.result !== undefined) summary.error = i.result;
+  return summary as InvocationSummary;
+}
+
+/** The sub-agent fields an invocation has, for the summary that cannot be one literal. */
+function scopeFieldsOf({ subagent, instanceId }: ToolInvocation): Pick<InvocationSummary, 'subagent' | 'instanceId'> {
+  if (subagent === undefined) return {};
+  return instanceId === undefined ? { subagent } : { subagent, instanceId };
+}
+
+/** A delegation as a `RunSummary` keeps it, without the ids and type the stream did not give. */
+function delegationSummary(d: RunDelegation): DelegationSummary {
+  const summary: Draft<DelegationSummary> = { key: d.key };
+  if (d.instanceId !== undefined) summary.instanceId = d.instanceId;
+  summary.name = d.name;
+  if (d.subagentType !== undefined) summary.subagentType = d.subagentType;
+  summary.description = d.description;
+  if (d.taskCallId !== undefined) summary.taskCallId = d.taskCallId;
+  summary.events = d.events;
+  summary.ended = d.ended;
+  return summary as DelegationSummary;
+}

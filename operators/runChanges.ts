@@ -1,0 +1,71 @@
+import { asyncScheduler, concat, defer, mergeMap, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import type { RunChange, SummaryChange } from './runChange.js';
+import { RunModel } from './RunModel.js';
+import { SummaryBook } from './SummaryBook.js';
+
+const NOTHING: readonly RunChange[] = [];
+
+/** The changes a model made while it took one event, for `mergeMap` to pass on in order. */
+class ChangeLog {
+  private changes: RunChange[] = [];
+
+  readonly take = (change: RunChange): void => {
+    this.changes.push(change);
+  };
+
+  /** What was told since the last call; many events change nothing. */
+  drain(): readonly RunChange[] {
+    if (this.changes.length === 0) return NOTHING;
+    const changes = this.changes;
+    this.changes = [];
+    return changes;
+  }
+}
+
+/**
+ * Every change the run model makes, in order, as each event comes: an
+ * invocation's snapshots, a delegation's start, events and end, a panel
+ * dispatch's state, usage, questions, errors, text deltas; when the source
+ * completes, the closing changes of what was still open, then the run's
+ * summary (`{ kind: 'summary' }`, what `summarize()` gives). What
+ * `viewActions()` is built on; build your own view, store or log on it the
+ * same way. An error of the source is passed on, with no closing changes.
+ *
+ * ```ts
+ * run$.pipe(runChanges()).subscribe((change) => {
+ *   if (change.kind === 'invocation') table.upsert(change.invocation);
+ * });
+ * ```
+ *
+ * ```
+ * source:       --c------r-----d--|          c/r: a tool call and its result, d: done
+ * runChanges(): --i------i-----D--(S|)       i: invocation, D: done, S: summary
+ * ```
+ */
+export function runChanges(
+  options: { readonly scheduler?: SchedulerLike } = {},
+): OperatorFunction<EvoEvent | UnknownEvent, RunChange | SummaryChange> {
+  const scheduler = options.scheduler ?? asyncScheduler;
+  return (source) =>
+    defer(() => {
+      const model = new RunModel(() => scheduler.now(), { text: true });
+      const book = new SummaryBook();
+      const log = new ChangeLog();
+      model.listen(book.take);
+      model.listen(log.take, { deltas: true });
+      return concat(
+        source.pipe(
+          mergeMap((event) => {
+            model.push(event);
+            return log.drain();
+          }),
+        ),
+        // Once the source has completed: what was still open closes, then the summary.
+        defer(() => {
+          const summary = book.summaryOf(model);
+          return [...log.drain(), { kind: 'summary', summary } as const];
+        }),
+      );
+    });
+}
