@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The `evosci-rx` command: a live terminal view of an EvoSci run, recorded or live.
 import { takeUntil, tap, type Observable } from 'rxjs';
-import { fromJsonl } from '../src/decode/jsonl.js';
-import type { EvoEvent } from '../src/events.js';
+import { fromJsonl } from '../src/events/decode/jsonl.js';
+import type { EvoEvent } from '../src/events/codecs.js';
 import { run, type ExitInfo } from '../src/process/run.js';
 import type { RunOutcome } from '../operators/index.js';
 import { parseCommand, USAGE, UsageError, type Command, type RunCommand, type ViewCommand } from './args.js';

@@ -5,8 +5,8 @@
 import { closeSync, constants, createReadStream, createWriteStream, openSync, statSync, type Stats } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
-import { toJsonl } from '../src/decode/jsonl.js';
-import type { EvoEvent } from '../src/events.js';
+import { toJsonl } from '../src/events/decode/jsonl.js';
+import type { EvoEvent } from '../src/events/codecs.js';
 import type { Stop } from './stop.js';
 
 /** A failure the command reports on one line: exit status 1. */

@@ -2,11 +2,11 @@
 // lines, the command that answers a run that stopped to ask.
 import { readFileSync } from 'node:fs';
 import { catchError, connect, EMPTY, ignoreElements, merge, tap, throwError, type Observable } from 'rxjs';
-import { showControls } from '../src/terminalText.js';
-import type { DecodeIssue } from '../src/decode/decodeLine.js';
-import { toJsonl } from '../src/decode/jsonl.js';
-import type { EvoEvent } from '../src/events.js';
-import { SpawnError } from '../src/errors.js';
+import { showControls } from '../src/common/terminalText.js';
+import type { DecodeIssue } from '../src/events/decode/decodeLine.js';
+import { toJsonl } from '../src/events/decode/jsonl.js';
+import type { EvoEvent } from '../src/events/codecs.js';
+import { SpawnError } from '../src/events/errors.js';
 import type { ExitInfo } from '../src/process/run.js';
 import { summarize, type RunSummary } from '../operators/index.js';
 import { liveView } from '../viewer/liveView.js';

@@ -2,8 +2,8 @@
 // pace it was recorded (each event's `elapsed_ms`), for demos and UI work.
 import { concatMap, defer, delay, of, type Observable } from 'rxjs';
 import { fromJsonlFile } from '../src/files/fromJsonlFile.js';
-import type { EvoEvent } from '../src/events.js';
-import type { DecodeIssue } from '../src/errors.js';
+import type { EvoEvent } from '../src/events/codecs.js';
+import type { DecodeIssue } from '../src/events/errors.js';
 
 /** The pause before each event of a recording without times. */
 const UNTIMED_GAP_MS = 40;

@@ -1,4 +1,4 @@
-import { isKnownEvent, type EvoEvent, type UnknownEvent } from '../src/events.js';
+import { isKnownEvent, type EvoEvent, type UnknownEvent } from '../src/events/codecs.js';
 import {
   type Delegation,
   type DelegationSink,

@@ -8,14 +8,14 @@ import type {
   ToolCallEvent,
   ToolResultEvent,
   UnknownEvent,
-} from '../src/events.js';
+} from '../src/events/codecs.js';
 import { ChangeListeners } from './ChangeListeners.js';
 import type { Delegation } from './delegations.js';
 import { DelegationTracker } from './DelegationTracker.js';
 import { PanelBook } from './PanelBook.js';
-import { TextRope } from './TextRope.js';
 import type { ListenOptions, PanelDispatchEvent, RunListener } from './runChange.js';
-import type { RunOutcome } from './summaryTypes.js';
+import { SummaryBook } from './SummaryBook.js';
+import type { RunOutcome, RunSummary } from './summaryTypes.js';
 import type { UsageTotals } from './sumUsage.js';
 import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
 
@@ -35,10 +35,9 @@ interface Counter {
  * `viewActions()` maps them, and `traceRun()` makes spans of them: one pass
  * over each event serves all of them. A plain class, testable without Rx.
  *
- * It keeps only what is open, what is pending, counters, and the text when
- * asked: whatever else grows with the run (every invocation, delegation and
- * error) is a listener's to keep. Each event costs one `switch`, and no
- * change record is made that no one hears.
+ * Made with `{ summary: true }`, it also keeps what its `summary()` needs;
+ * else it keeps only what is open, what is pending and counters. Each event
+ * costs one `switch`, and no change record is made that no one hears.
  *
  * ```ts
  * const model = new RunModel(Date.now);
@@ -67,11 +66,12 @@ export class RunModel {
   private owner: Delegation | undefined;
   private readonly subagents = new DelegationTracker({
     start: (delegation) => {
+      this.book?.delegation(delegation);
       if (this.listeners.any) this.listeners.tell({ kind: 'delegation-start', delegation });
     },
     event: (delegation, event) => {
       this.owner = delegation;
-      if (this.listeners.deltas) this.listeners.tellDelta({ kind: 'delegation-event', delegation, event });
+      if (this.hearsDeltas) this.listeners.tellDelta({ kind: 'delegation-event', delegation, event });
     },
     end: (delegation) => {
       if (this.listeners.any) this.listeners.tell({ kind: 'delegation-end', delegation });
@@ -79,23 +79,31 @@ export class RunModel {
   });
   private readonly panels = new PanelBook();
   private readonly listeners = new ChangeListeners();
-  /** The main agent's text deltas, when kept. */
-  private readonly rope: TextRope | undefined;
+  /** `listeners.deltas`, kept here: read at nearly every event. */
+  private hearsDeltas = false;
+  /** What a summary keeps that grows with the run, when it is kept. */
+  private readonly book: SummaryBook | undefined;
   private finished = false;
 
   /**
-   * `now`: the clock of invocations' `startedAt` and `endedAt`. `text`: keep
-   * the main agent's text, the one thing that grows with nearly every event
-   * (as a summary must); without it, the model's memory is what is open.
+   * `now`: the clock of invocations' `startedAt` and `endedAt`. `summary`:
+   * keep what `summary()` gives that grows with the run (the text, every
+   * invocation, delegation, panel dispatch, error and question); without it,
+   * the model's memory is what is open and counters.
    */
-  constructor(now: () => number, options: { readonly text?: boolean } = {}) {
+  constructor(now: () => number, options: { readonly summary?: boolean } = {}) {
     this.tools = new ToolCallTracker(now);
-    this.rope = options.text === true ? new TextRope() : undefined;
+    this.book = options.summary === true ? new SummaryBook() : undefined;
   }
 
   /** Tells `listener` every change from now on, in order; returns what stops it. */
   listen(listener: RunListener, options?: ListenOptions): () => void {
-    return this.listeners.add(listener, options);
+    const remove = this.listeners.add(listener, options);
+    this.hearsDeltas = this.listeners.deltas;
+    return () => {
+      remove();
+      this.hearsDeltas = this.listeners.deltas;
+    };
   }
 
   /** Takes one event into account; returns itself, for `reduce`. A listener's error is thrown once all have heard. */
@@ -105,8 +113,8 @@ export class RunModel {
       case 'text':
         (this.textCount ??= this.counter('text')).n++;
         this.gates = NO_GATES;
-        this.rope?.push(event.content);
-        if (this.listeners.deltas) this.listeners.tellDelta({ kind: 'text', delta: event.content });
+        this.book?.text(event.content);
+        if (this.hearsDeltas) this.listeners.tellDelta({ kind: 'text', delta: event.content });
         return this;
       case 'subagent_text':
         (this.subagentTextCount ??= this.counter('subagent_text')).n++;
@@ -114,7 +122,7 @@ export class RunModel {
         return this;
       case 'thinking':
         (this.thinkingCount ??= this.counter('thinking')).n++;
-        if (this.listeners.deltas) this.listeners.tellDelta({ kind: 'thinking', content: event.content });
+        if (this.hearsDeltas) this.listeners.tellDelta({ kind: 'thinking', content: event.content });
         return this;
       case 'unknown':
         this.count(event.wireType);
@@ -142,11 +150,6 @@ export class RunModel {
     return this.firstErrorMessage;
   }
 
-  /** The main agent's text so far, when kept (else `''`): its deltas joined, or `done.response` itself when that is what they make. */
-  get text(): string {
-    return this.rope?.joined(this.done) ?? '';
-  }
-
   /** The approvals and questions the run has not gone past. */
   get pending(): readonly (InterruptEvent | AskUserEvent)[] {
     return this.gates;
@@ -160,6 +163,13 @@ export class RunModel {
   /** Events taken by wire type, in first-seen order. */
   counts(): Record<string, number> {
     return Object.fromEntries([...this.counters].map(([type, { n }]) => [type, n]));
+  }
+
+  /** The run's summary, as `summarize()` gives it; ends the run first. Only for a model made with `{ summary: true }`. */
+  summary(): RunSummary {
+    if (this.book === undefined) throw new TypeError('RunModel: summary() needs a model made with { summary: true }');
+    this.finish();
+    return this.book.summaryOf(this);
   }
 
   /** How the run ended, if it ended now. */
@@ -177,6 +187,7 @@ export class RunModel {
     if (this.finished) return;
     this.finished = true;
     const open = this.tools.finish();
+    if (this.book) for (const snapshot of open) this.book.invocation(snapshot);
     this.listeners.holdErrors(() => {
       if (this.listeners.any)
         for (const snapshot of open) this.told(snapshot, undefined, this.owners.get(snapshot.key));
@@ -198,11 +209,13 @@ export class RunModel {
         return;
       case 'error':
         this.firstErrorMessage ??= event.message;
+        this.book?.error(event.message);
         if (this.listeners.any) this.listeners.tell({ kind: 'error', event });
         return;
       case 'interrupt':
       case 'ask_user':
         this.gates = [...this.gates, event];
+        this.book?.gate(event);
         this.tools.take(event);
         if (this.listeners.any) this.listeners.tell({ kind: 'gate', event });
         return;
@@ -245,7 +258,9 @@ export class RunModel {
     this.owner = undefined;
     this.subagents.take(event);
     const snapshot = this.tools.take(event);
-    if (snapshot === undefined || !this.listeners.any) return;
+    if (snapshot === undefined) return;
+    this.book?.invocation(snapshot);
+    if (!this.listeners.any) return;
     const owner = this.owner;
     if (owner !== undefined) {
       if (snapshot.status === 'running') this.owners.set(snapshot.key, owner);
@@ -260,6 +275,7 @@ export class RunModel {
 
   private panel(event: PanelDispatchEvent): void {
     const panel = this.panels.take(event);
+    this.book?.panel(panel);
     if (this.listeners.any) this.listeners.tell({ kind: 'panel', panel, event });
   }
 }

@@ -1,16 +1,36 @@
-import type { AskUserEvent, InterruptEvent } from '../src/events.js';
-import type { RunChange, RunDelegation } from './runChange.js';
-import type { RunModel } from './RunModel.js';
-import type { DelegationSummary, InvocationSummary, PanelDispatchSummary, RunSummary } from './summaryTypes.js';
+import type { AskUserEvent, InterruptEvent } from '../src/events/codecs.js';
+import type { RunDelegation } from './runChange.js';
+import type {
+  DelegationSummary,
+  InvocationSummary,
+  PanelDispatchSummary,
+  RunOutcome,
+  RunSummary,
+} from './summaryTypes.js';
+import type { UsageTotals } from './sumUsage.js';
+import { TextRope } from './TextRope.js';
 import type { ToolInvocation } from './ToolCallTracker.js';
 
+/** What the model knows of a run that a summary gives as it is. */
+export interface SummarySource {
+  outcome(): RunOutcome;
+  readonly usage: UsageTotals;
+  readonly response: string | undefined;
+  readonly pending: readonly (InterruptEvent | AskUserEvent)[];
+  counts(): Record<string, number>;
+  readonly events: number;
+}
+
 /**
- * What a `RunSummary` keeps that grows with the run, kept from a
- * `RunModel`'s changes: every invocation, delegation, panel dispatch, error
- * and question. `take` is its listener; the model gives the rest (text, when
- * it keeps it, counts, usage, outcome, what is pending).
+ * What a `RunSummary` keeps that grows with the run: the text, every
+ * invocation, delegation, panel dispatch, error and question. A `RunModel`
+ * made with `{ summary: true }` tells it each as it takes the event, by a
+ * direct call: the summary is what every event feeds, and a change record
+ * per call would cost it a twentieth of its time. The model gives the rest
+ * (counts, usage, outcome, what is pending).
  */
 export class SummaryBook {
+  private readonly rope = new TextRope();
   /**
    * An invocation's slot is taken when it opens, to keep first-seen order; its
    * summary is made once, when it closes.
@@ -22,39 +42,44 @@ export class SummaryBook {
   private readonly interrupts: InterruptEvent[] = [];
   private readonly questions: AskUserEvent[] = [];
 
-  /** Keeps what a change adds to the summary. */
-  readonly take = (change: RunChange): void => {
-    switch (change.kind) {
-      case 'invocation':
-        return this.keep(change.invocation);
-      case 'delegation-start':
-        this.delegations.push(change.delegation);
-        return;
-      case 'panel':
-        this.panels.set(change.panel.id, change.panel);
-        return;
-      case 'error':
-        this.errors.push(change.event.message);
-        return;
-      case 'gate':
-        if (change.event.type === 'interrupt') this.interrupts.push(change.event);
-        else this.questions.push(change.event);
-        return;
-      default:
-        return;
-    }
-  };
+  text(delta: string): void {
+    this.rope.push(delta);
+  }
 
-  /** The summary of the run `model` followed, with this book listening from its start; ends the model first. */
-  summaryOf(model: RunModel): RunSummary {
-    model.finish();
+  invocation(i: ToolInvocation): void {
+    if (i.status === 'running') {
+      if (!this.invocations.has(i.key)) this.invocations.set(i.key, undefined);
+      return;
+    }
+    this.invocations.set(i.key, invocationSummary(i));
+  }
+
+  delegation(d: RunDelegation): void {
+    this.delegations.push(d);
+  }
+
+  panel(p: PanelDispatchSummary): void {
+    this.panels.set(p.id, p);
+  }
+
+  error(message: string): void {
+    this.errors.push(message);
+  }
+
+  gate(event: InterruptEvent | AskUserEvent): void {
+    if (event.type === 'interrupt') this.interrupts.push(event);
+    else this.questions.push(event);
+  }
+
+  /** The summary of the run `model` followed, told from its start. */
+  summaryOf(model: SummarySource): RunSummary {
     const response = model.response;
     const gates = model.pending;
     return {
       outcome: model.outcome(),
       // Left out, not `undefined`, when the stream ended without `done`.
       ...(response !== undefined && { response }),
-      text: model.text,
+      text: this.rope.joined(response),
       usage: model.usage,
       invocations: [...this.invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
       delegations: this.delegations.map(delegationSummary),
@@ -67,14 +92,6 @@ export class SummaryBook {
       counts: model.counts(),
       events: model.events,
     };
-  }
-
-  private keep(i: ToolInvocation): void {
-    if (i.status === 'running') {
-      if (!this.invocations.has(i.key)) this.invocations.set(i.key, undefined);
-      return;
-    }
-    this.invocations.set(i.key, invocationSummary(i));
   }
 }
 

@@ -7,7 +7,7 @@ import {
   type ToolCallEvent,
   type ToolResultEvent,
   type UnknownEvent,
-} from '../src/events.js';
+} from '../src/events/codecs.js';
 
 /**
  * One tool invocation as `pairToolCalls` sees it at one moment. Each snapshot

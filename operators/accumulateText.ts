@@ -1,5 +1,5 @@
 import { filter, map, scan, type OperatorFunction } from 'rxjs';
-import type { DoneEvent, EvoEvent, TextEvent, UnknownEvent } from '../src/events.js';
+import type { DoneEvent, EvoEvent, TextEvent, UnknownEvent } from '../src/events/codecs.js';
 
 interface Text {
   text: string;

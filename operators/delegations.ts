@@ -1,5 +1,5 @@
 // The state of the delegations `DelegationTracker` follows, shared by its two ways of routing events.
-import type { SubagentTextEvent, SubagentToolCallEvent, SubagentToolResultEvent } from '../src/events.js';
+import type { SubagentTextEvent, SubagentToolCallEvent, SubagentToolResultEvent } from '../src/events/codecs.js';
 
 /** An event made inside a sub-agent: what a delegation's `events$` carries. */
 export type SubagentEvent = SubagentToolCallEvent | SubagentToolResultEvent | SubagentTextEvent;

@@ -1,5 +1,5 @@
 import { concat, defer, filter, groupBy, map, mergeMap, Subject, tap, type OperatorFunction } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import type { EvoEvent, UnknownEvent } from '../src/events/codecs.js';
 import type { Delegation, DelegationSink, SubagentEvent } from './delegations.js';
 import { DelegationTracker } from './DelegationTracker.js';
 import { subagentRun, type SubagentRun } from './subagentRun.js';

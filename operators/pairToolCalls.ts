@@ -1,5 +1,5 @@
 import { asyncScheduler, concat, defer, filter, map, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import type { EvoEvent, UnknownEvent } from '../src/events/codecs.js';
 import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
 
 export type { ToolInvocation } from './ToolCallTracker.js';

@@ -7,7 +7,7 @@ import type {
   PanelDispatchCompleteEvent,
   PanelDispatchErrorEvent,
   PanelDispatchStartEvent,
-} from '../src/events.js';
+} from '../src/events/codecs.js';
 import type { Delegation, SubagentEvent } from './delegations.js';
 import type { PanelDispatchSummary, RunSummary } from './summaryTypes.js';
 import type { UsageTotals } from './sumUsage.js';

@@ -1,8 +1,7 @@
 import { asyncScheduler, concat, defer, mergeMap, type OperatorFunction, type SchedulerLike } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import type { EvoEvent, UnknownEvent } from '../src/events/codecs.js';
 import type { RunChange, SummaryChange } from './runChange.js';
 import { RunModel } from './RunModel.js';
-import { SummaryBook } from './SummaryBook.js';
 
 const NOTHING: readonly RunChange[] = [];
 
@@ -49,10 +48,8 @@ export function runChanges(
   const scheduler = options.scheduler ?? asyncScheduler;
   return (source) =>
     defer(() => {
-      const model = new RunModel(() => scheduler.now(), { text: true });
-      const book = new SummaryBook();
+      const model = new RunModel(() => scheduler.now(), { summary: true });
       const log = new ChangeLog();
-      model.listen(book.take);
       model.listen(log.take, { deltas: true });
       return concat(
         source.pipe(
@@ -63,7 +60,7 @@ export function runChanges(
         ),
         // Once the source has completed: what was still open closes, then the summary.
         defer(() => {
-          const summary = book.summaryOf(model);
+          const summary = model.summary();
           return [...log.drain(), { kind: 'summary', summary } as const];
         }),
       );

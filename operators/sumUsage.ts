@@ -1,5 +1,5 @@
 import { defaultIfEmpty, filter, scan, type OperatorFunction } from 'rxjs';
-import type { EvoEvent, UnknownEvent, UsageStatsEvent } from '../src/events.js';
+import type { EvoEvent, UnknownEvent, UsageStatsEvent } from '../src/events/codecs.js';
 
 /**
  * The main agent's token usage, summed over a run's `usage_stats` events.

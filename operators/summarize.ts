@@ -9,9 +9,8 @@ import {
   type OperatorFunction,
   type SchedulerLike,
 } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import type { EvoEvent, UnknownEvent } from '../src/events/codecs.js';
 import { RunModel } from './RunModel.js';
-import { SummaryBook } from './SummaryBook.js';
 import type { RunSummary } from './summaryTypes.js';
 import { WatchedRun, type RunWatcher } from './watchRun.js';
 
@@ -27,7 +26,7 @@ import { WatchedRun, type RunWatcher } from './watchRun.js';
  * An error of the source is passed on and no summary is emitted; to summarize
  * a failed run, catch first: `run$.pipe(catchError(() => EMPTY), summarize())`.
  *
- * It folds the changes of a `RunModel`. Right after `watchRun()` (as
+ * It is a `RunModel`'s summary. Right after `watchRun()` (as
  * `traceRun()`), the watcher listens to this model rather than keeping its
  * own: each event is taken once, for both.
  *
@@ -47,24 +46,18 @@ export function summarize(
   const scheduler = options.scheduler ?? asyncScheduler;
   return (source) =>
     defer(() => {
-      const model = new RunModel(() => scheduler.now(), { text: true });
-      const book = new SummaryBook();
-      model.listen(book.take);
-      if (!(source instanceof WatchedRun)) return summarized(source, model, book);
+      const model = new RunModel(() => scheduler.now(), { summary: true });
+      if (!(source instanceof WatchedRun)) return summarized(source, model);
       const { upstream, watch } = source as WatchedRun<EvoEvent | UnknownEvent>;
       const watcher = watch(model);
-      return watcher === undefined ? summarized(upstream, model, book) : watched(upstream, model, book, watcher);
+      return watcher === undefined ? summarized(upstream, model) : watched(upstream, model, watcher);
     });
 }
 
-function summarized(
-  events$: Observable<EvoEvent | UnknownEvent>,
-  model: RunModel,
-  book: SummaryBook,
-): Observable<RunSummary> {
+function summarized(events$: Observable<EvoEvent | UnknownEvent>, model: RunModel): Observable<RunSummary> {
   return events$.pipe(
     reduce((m, event) => m.push(event), model),
-    map((m) => book.summaryOf(m)),
+    map((m) => m.summary()),
   );
 }
 
@@ -76,7 +69,6 @@ function summarized(
 function watched(
   events$: Observable<EvoEvent | UnknownEvent>,
   model: RunModel,
-  book: SummaryBook,
   watcher: RunWatcher,
 ): Observable<RunSummary> {
   return events$.pipe(
@@ -84,7 +76,7 @@ function watched(
     tap({ error: (error: unknown) => watcher.fail(error) }),
     map((m) => {
       watcher.complete();
-      return book.summaryOf(m);
+      return m.summary();
     }),
     finalize(() => watcher.close()),
   );

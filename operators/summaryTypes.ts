@@ -1,5 +1,5 @@
 // What `summarize()` reports: types only, shared by the model and book that make a summary and those who read one.
-import type { AskUserEvent, InterruptEvent } from '../src/events.js';
+import type { AskUserEvent, InterruptEvent } from '../src/events/codecs.js';
 import type { SubagentRun } from './subagentRun.js';
 import type { UsageTotals } from './sumUsage.js';
 import type { ToolInvocation } from './ToolCallTracker.js';

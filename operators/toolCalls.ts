@@ -1,6 +1,6 @@
-import { stringifyPythonJson } from '../src/decode/pythonJson.js';
+import { stringifyPythonJson } from '../src/events/decode/pythonJson.js';
 import type { ToolInvocation } from './ToolCallTracker.js';
-import { cutText } from '../src/cutText.js';
+import { cutText } from '../src/common/cutText.js';
 
 /** How many tool calls there are in each state, and in all. */
 export type ToolCallCounts = { readonly [S in ToolInvocation['status']]: number } & { readonly total: number };

@@ -1,5 +1,5 @@
 import { connect, filter, map, mergeMap, takeWhile, type Observable, type OperatorFunction } from 'rxjs';
-import type { ErrorEvent, EvoEvent, UnknownEvent } from '../src/events.js';
+import type { ErrorEvent, EvoEvent, UnknownEvent } from '../src/events/codecs.js';
 import type { SubagentEvent } from './delegations.js';
 import type { PanelDispatchEvent, RunChange, RunDelegation, SummaryChange } from './runChange.js';
 import { runChanges } from './runChanges.js';

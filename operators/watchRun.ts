@@ -1,5 +1,5 @@
 import { asyncScheduler, finalize, Observable, tap, type MonoTypeOperatorFunction, type SchedulerLike } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import type { EvoEvent, UnknownEvent } from '../src/events/codecs.js';
 import { RunModel } from './RunModel.js';
 
 /** What follows one subscription to a run through its `RunModel`: told how the subscription ended. */

@@ -1,5 +1,9 @@
 import { SpanKind, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
-import type { PanelDispatchCompleteEvent, PanelDispatchErrorEvent, PanelDispatchStartEvent } from '../src/events.js';
+import type {
+  PanelDispatchCompleteEvent,
+  PanelDispatchErrorEvent,
+  PanelDispatchStartEvent,
+} from '../src/events/codecs.js';
 import type {
   PanelDispatchEvent,
   RunChange,

@@ -1,4 +1,4 @@
-import { cutText } from '../src/cutText.js';
+import { cutText } from '../src/common/cutText.js';
 
 /**
  * Whether prompts, arguments and results are recorded on spans: `false` (the

@@ -1,5 +1,5 @@
 import { SpanStatusCode, type Exception, type Span } from '@opentelemetry/api';
-import { EvoSciError } from '../src/errors.js';
+import { EvoSciError } from '../src/events/errors.js';
 import type { ContentPolicy } from './content.js';
 import { AttributeName, ErrorType } from './conventions.js';
 

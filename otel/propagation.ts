@@ -1,6 +1,6 @@
 import { context as contexts, propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
 import type { Observable } from 'rxjs';
-import type { EvoEvent } from '../src/events.js';
+import type { EvoEvent } from '../src/events/codecs.js';
 // Not the jetstream entry: its declarations name the NATS client's types, which an app tracing runs may not have.
 import type { PipeRun, RequestHeaders } from '../src/jetstream/wire/pipeRun.js';
 import { traceRun, type TraceRunOptions } from './traceRun.js';

@@ -11,7 +11,7 @@ import {
 } from '@opentelemetry/api';
 import type { OperatorFunction } from 'rxjs';
 import { watchRun } from '../operators/index.js';
-import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import type { EvoEvent, UnknownEvent } from '../src/events/codecs.js';
 import { runOptionsOf, type RunIdentity } from '../src/process/runOptionsOf.js';
 import { ContentPolicy, type CaptureContent } from './content.js';
 import { AttributeName } from './conventions.js';

@@ -24,7 +24,7 @@ import {
   type ToolSelectionEvent,
   type UsageStatsEvent,
   type UnknownEvent,
-} from '../src/events.js';
+} from '../src/events/codecs.js';
 
 type Args = Record<string, unknown>;
 

@@ -1,5 +1,5 @@
 import { from, isObservable, type Observable, type ObservableInput } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../src/events.js';
+import type { EvoEvent, UnknownEvent } from '../src/events/codecs.js';
 import type { RunOptions } from '../src/process/options.js';
 import { runStandIns, type RunStandIn } from '../src/process/standIn.js';
 

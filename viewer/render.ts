@@ -1,5 +1,5 @@
 import type { Colors } from 'picocolors/types.js';
-import { showControls } from '../src/terminalText.js';
+import { showControls } from '../src/common/terminalText.js';
 import {
   briefArgs,
   countToolCalls,
@@ -9,7 +9,7 @@ import {
   type ViewAction,
 } from '../operators/index.js';
 import type { ViewDelegation, ViewModel, ViewPanel, ViewTool } from './model.js';
-import { cutText } from '../src/cutText.js';
+import { cutText } from '../src/common/cutText.js';
 
 // How the live view looks: the frame redrawn in place on a terminal, and the
 // lines printed one by one elsewhere.

@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import type { Observable } from 'rxjs';
-import { fromJsonl, type JsonlOptions } from '../decode/jsonl.js';
-import type { EvoEvent, UnknownEvent } from '../events.js';
+import { fromJsonl, type JsonlOptions } from '../events/decode/jsonl.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 
 /**
  * Bytes read at a time: Node streams read 64 KiB, and 1 MiB reads decode a

@@ -1,5 +1,5 @@
 import type { Observable, Subscription } from 'rxjs';
-import { FlowControl } from '../FlowControl.js';
+import { FlowControl } from '../common/FlowControl.js';
 
 /** What a byte stream is read from: an Observable, or a function of the tap that can pause it. */
 export type FlowSource<T> = Observable<T> | ((flow: FlowControl) => Observable<T>);

@@ -1,7 +1,7 @@
 import type { Observable, Subscription } from 'rxjs';
-import { FlowControl } from '../FlowControl.js';
-import { wholeAtLeast } from '../checks.js';
-import { Fifo } from '../Fifo.js';
+import { FlowControl } from '../common/FlowControl.js';
+import { wholeAtLeast } from '../common/checks.js';
+import { Fifo } from '../common/Fifo.js';
 
 /** Options of `eachEvent`. */
 export interface EachEventOptions {

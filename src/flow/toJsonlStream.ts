@@ -1,5 +1,5 @@
-import { toJsonl } from '../decode/jsonl.js';
-import type { EvoEvent, UnknownEvent } from '../events.js';
+import { toJsonl } from '../events/decode/jsonl.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import { ObservableByteSource, type FlowSource } from './ObservableByteSource.js';
 
 /**

@@ -1,6 +1,6 @@
-import type { EvoEvent, UnknownEvent } from '../events.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import { ObservableByteSource, type FlowSource } from './ObservableByteSource.js';
-import { above } from '../checks.js';
+import { above } from '../common/checks.js';
 
 /** Options of `toSseStream`. */
 export interface SseOptions {

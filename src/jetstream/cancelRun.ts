@@ -14,7 +14,7 @@ import {
   type StatusRecord,
 } from './wire/records.js';
 import { readStatus } from './read/status.js';
-import { above } from '../checks.js';
+import { above } from '../common/checks.js';
 
 /** Options of `cancelRun`. */
 export interface CancelRunOptions extends LayoutOptions {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { catchError, defer, filter, from, map, mergeMap, throwError, type Observable } from 'rxjs';
-import type { DecodeIssue } from '../errors.js';
+import type { DecodeIssue } from '../events/errors.js';
 import {
   ForgottenRunError,
   HubClosedError,
@@ -28,7 +28,7 @@ import { readStatus } from './read/status.js';
 import { readSubmitted, storeSubmitted, type SubmittedRecord } from './write/submitted.js';
 import { submitRun } from './write/submitRun.js';
 import { runStatusOf } from './runStatusOf.js';
-import { wholeAtLeast } from '../checks.js';
+import { wholeAtLeast } from '../common/checks.js';
 
 /** Options of `jetStreamRunHub`. */
 export interface JetStreamRunHubOptions extends LayoutOptions {

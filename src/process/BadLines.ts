@@ -1,5 +1,5 @@
-import { stripControls } from '../terminalText.js';
-import type { DecodeIssue } from '../errors.js';
+import { stripControls } from '../common/terminalText.js';
+import type { DecodeIssue } from '../events/errors.js';
 
 /** The lines of a run that were not events, counted so that an error can say so even without an `onDiagnostic`. */
 export class BadLines {

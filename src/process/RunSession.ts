@@ -1,7 +1,7 @@
 import { config, type Subscriber, type TeardownLogic } from 'rxjs';
-import { JsonlDecoder } from '../decode/JsonlDecoder.js';
-import { SubscriberSink } from '../decode/SubscriberSink.js';
-import type { DecodeIssue } from '../errors.js';
+import { JsonlDecoder } from '../events/decode/JsonlDecoder.js';
+import { SubscriberSink } from '../events/decode/SubscriberSink.js';
+import type { DecodeIssue } from '../events/errors.js';
 import {
   CancelledError,
   DecodeError,
@@ -10,8 +10,8 @@ import {
   TimeoutError,
   TruncatedStreamError,
   type EvoSciErrorDetails,
-} from '../errors.js';
-import type { EvoEvent, UnknownEvent } from '../events.js';
+} from '../events/errors.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import { whenAborted } from './abort.js';
 import { BadLines } from './BadLines.js';
 import type { CliHandle, CliResult, StartCli } from './CliProcess.js';

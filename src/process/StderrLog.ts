@@ -1,5 +1,5 @@
-import { Fifo } from '../Fifo.js';
-import { stripControls } from '../terminalText.js';
+import { Fifo } from '../common/Fifo.js';
+import { stripControls } from '../common/terminalText.js';
 
 const RESUME_HINT = /EvoSci\s+(?:--resume|--thread-id)[\s=]+(\S+)/;
 

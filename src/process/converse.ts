@@ -1,5 +1,5 @@
 import { concatMap, defer, Observable, Subject, tap, type OperatorFunction } from 'rxjs';
-import type { EvoEvent } from '../events.js';
+import type { EvoEvent } from '../events/codecs.js';
 import { run, type ExitInfo, type RunOptions } from './run.js';
 
 /** One turn of a conversation: a prompt, the thread it resumes, and its run's events. */

@@ -1,7 +1,7 @@
-import { checkDecodeOptions, type DecodeOptions } from '../decode/JsonlDecoder.js';
-import type { FlowControl } from '../FlowControl.js';
-import { cutText } from '../cutText.js';
-import { atLeast } from '../checks.js';
+import { checkDecodeOptions, type DecodeOptions } from '../events/decode/JsonlDecoder.js';
+import type { FlowControl } from '../common/FlowControl.js';
+import { cutText } from '../common/cutText.js';
+import { atLeast } from '../common/checks.js';
 
 /** Options of `run()`. Only `prompt` is required. */
 export interface RunOptions extends DecodeOptions {

@@ -1,5 +1,5 @@
 import { isObservable, Observable } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../events.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import { CliProcess } from './CliProcess.js';
 import { systemClock } from './clock.js';
 import { resolveOptions, type RunOptions } from './options.js';

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Observable } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../events.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import type { RunOptions } from './options.js';
 
 /**

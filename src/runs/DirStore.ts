@@ -6,11 +6,11 @@ import { mkdir, readdir, readFile, rename, rm, truncate, writeFile } from 'node:
 import { join } from 'node:path';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import { filter, map, type Observable } from 'rxjs';
-import { toJsonl } from '../decode/jsonl.js';
-import { DecodeIssue } from '../errors.js';
-import type { EvoEvent, UnknownEvent } from '../events.js';
+import { toJsonl } from '../events/decode/jsonl.js';
+import { DecodeIssue } from '../events/errors.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import { fromJsonlFile } from '../files/fromJsonlFile.js';
-import type { FlowControl } from '../FlowControl.js';
+import type { FlowControl } from '../common/FlowControl.js';
 import { RunInterruptedError } from './errors.js';
 import { errorInfoOf } from './runEnd.js';
 import { StoredRun, type EventSink, type RunStore } from './RunStore.js';

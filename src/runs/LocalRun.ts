@@ -1,8 +1,8 @@
 import { concat, defer, EMPTY, throwError, type Observable, type Subscriber, type Subscription } from 'rxjs';
-import { toJsonl } from '../decode/jsonl.js';
-import { CancelledError } from '../errors.js';
-import type { EvoEvent, UnknownEvent } from '../events.js';
-import type { FlowControl } from '../FlowControl.js';
+import { toJsonl } from '../events/decode/jsonl.js';
+import { CancelledError } from '../events/errors.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
+import type { FlowControl } from '../common/FlowControl.js';
 import { run, type ExitInfo, type RunOptions } from '../process/run.js';
 import { RunInterruptedError } from './errors.js';
 import { errorOfStatus, runEndOf } from './runEnd.js';

@@ -1,5 +1,5 @@
 import { defer, type Observable } from 'rxjs';
-import type { DecodeIssue } from '../errors.js';
+import type { DecodeIssue } from '../events/errors.js';
 import { DirStore } from './DirStore.js';
 import {
   ForgottenRunError,
@@ -24,7 +24,7 @@ import type { FollowOptions, RunHub, StartedRun, StartOptions } from './RunHub.j
 import { newRunId, RUN_ID } from './runId.js';
 import type { RunStore, StoredRun } from './RunStore.js';
 import type { IndexedEvent, RunStatus, StartRequest } from './wire.js';
-import { wholeAtLeast } from '../checks.js';
+import { wholeAtLeast } from '../common/checks.js';
 
 /** Options of `runHub`. */
 export interface RunHubOptions extends RunPolicy {

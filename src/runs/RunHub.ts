@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import type { FlowControl } from '../FlowControl.js';
+import type { FlowControl } from '../common/FlowControl.js';
 import type { IndexedEvent, RunStatus, StartRequest } from './wire.js';
 
 /** Options of `RunHub.start`. */

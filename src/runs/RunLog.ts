@@ -2,8 +2,8 @@
 // in the one log, so a reader that falls behind leaves what it has not read
 // here instead of in a copy of its own.
 import { Observable, Subject, type Subscriber } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../events.js';
-import type { FlowControl } from '../FlowControl.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
+import type { FlowControl } from '../common/FlowControl.js';
 import type { IndexedEvent } from './wire.js';
 
 /** A run's events from the first, for readers that come while it runs or after it ended. */

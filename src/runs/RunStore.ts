@@ -1,7 +1,7 @@
 import * as t from 'io-ts';
 import type { Observable } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../events.js';
-import type { FlowControl } from '../FlowControl.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
+import type { FlowControl } from '../common/FlowControl.js';
 import { RunStatus, type IndexedEvent } from './wire.js';
 
 /** A run as a store keeps it: its status, and the key that started it. */

@@ -1,6 +1,6 @@
 // The refusals of a run hub, one class each, so that a server maps each to
 // its HTTP status and a client tells them apart. No Node built-ins.
-import { EvoSciError, type EvoSciErrorDetails } from '../errors.js';
+import { EvoSciError, type EvoSciErrorDetails } from '../events/errors.js';
 
 /** The base of a hub's refusals; `status` is the HTTP status `runsHandler` answers with. */
 export class RunHubError extends Error {

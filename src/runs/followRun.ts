@@ -17,16 +17,16 @@ import {
   timer,
   type Observable,
 } from 'rxjs';
-import { checkDecodeOptions, type DecodeOptions } from '../decode/JsonlDecoder.js';
-import { decodeLine } from '../decode/decodeLine.js';
-import { utf8Length } from '../decode/HeldLine.js';
-import { DecodeError, DecodeIssue, EvoSciError } from '../errors.js';
-import type { EvoEvent, UnknownEvent } from '../events.js';
+import { checkDecodeOptions, type DecodeOptions } from '../events/decode/JsonlDecoder.js';
+import { decodeLine } from '../events/decode/decodeLine.js';
+import { utf8Length } from '../events/decode/HeldLine.js';
+import { DecodeError, DecodeIssue, EvoSciError } from '../events/errors.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import { ForgottenRunError, RunHubError, UnknownRunError } from './errors.js';
 import { errorOfEnd } from './runEnd.js';
 import { RunEnd, RunErrorInfo, type IndexedEvent } from './wire.js';
 import { LONGEST_TIMER_MS, sseMessages, SseIdleError, SseOverflowError, type EventSourceMessage } from './sseReader.js';
-import { above, atLeast, wholeAtLeast } from '../checks.js';
+import { above, atLeast, wholeAtLeast } from '../common/checks.js';
 
 /** Options of `followRun`; the decode options work as in `fromJsonl`, an issue's `line` being the event's index. */
 export interface FollowRunOptions extends DecodeOptions {

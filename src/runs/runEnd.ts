@@ -2,7 +2,7 @@
 // and the `end` event say), and a `RunEnd` becomes the same error class on
 // the other side, so that `follow()` ends alike in the hub's process, over
 // SSE in a browser, and after a restart. No Node built-ins.
-import { DecodeError, EvoSciError, runErrorOf, type EvoSciErrorDetails } from '../errors.js';
+import { DecodeError, EvoSciError, runErrorOf, type EvoSciErrorDetails } from '../events/errors.js';
 import { RunInterruptedError } from './errors.js';
 import type { RunEnd, RunErrorInfo, RunStatus } from './wire.js';
 

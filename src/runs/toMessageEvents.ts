@@ -2,7 +2,7 @@
 // not a dependency: `MessageEvent` is its shape, which Nest's own type accepts.
 // No Node built-ins.
 import { catchError, concatWith, defer, map, of, type OperatorFunction } from 'rxjs';
-import { EvoSciError } from '../errors.js';
+import { EvoSciError } from '../events/errors.js';
 import { errorInfoOf, runEndOf } from './runEnd.js';
 import type { IndexedEvent } from './wire.js';
 

@@ -2,7 +2,7 @@
 // ended, and what a start request may carry. No Node built-ins: the browser
 // client (`followRun`) decodes the same codecs.
 import * as t from 'io-ts';
-import type { EvoEvent, UnknownEvent } from '../events.js';
+import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 
 /** Where a run is: waiting for a worker, running, or ended one of four ways. */
 export const RunState = t.keyof({

@@ -24,7 +24,6 @@ import { count, from, lastValueFrom, toArray } from 'rxjs';
 import { fromJsonl, type EvoEvent, type UnknownEvent } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
 import { RunModel } from '../../operators/RunModel.js';
-import { SummaryBook } from '../../operators/SummaryBook.js';
 import { largeTranscript } from '../fixtures/producer.js';
 import { handTally } from './handTally.js';
 import { median, table } from './report.js';
@@ -52,11 +51,9 @@ interface Variant {
 }
 
 function tallied(events: Events): RunSummary {
-  const model = new RunModel(Date.now, { text: true });
-  const book = new SummaryBook();
-  model.listen(book.take);
+  const model = new RunModel(Date.now, { summary: true });
   for (const event of events) model.push(event);
-  return book.summaryOf(model);
+  return model.summary();
 }
 
 /** A summary without its clock readings, which differ from pass to pass. */

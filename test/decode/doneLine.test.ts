@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DecodeIssue } from '../../src/index.js';
-import { decodeLine } from '../../src/decode/decodeLine.js';
-import { doneAt } from '../../src/decode/doneLine.js';
+import { decodeLine } from '../../src/events/decode/decodeLine.js';
+import { doneAt } from '../../src/events/decode/doneLine.js';
 
 const LAYOUTS = [
   ['{"type": "done", "content": ', ', "response": '],

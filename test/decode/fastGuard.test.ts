@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import type * as t from 'io-ts';
 import { describe, expect, it } from 'vitest';
-import { eventCodecs } from '../../src/events.js';
-import { fastGuard } from '../../src/decode/fastGuard.js';
-import { decodeLine, DecodeIssue } from '../../src/decode/decodeLine.js';
+import { eventCodecs } from '../../src/events/codecs.js';
+import { fastGuard } from '../../src/events/decode/fastGuard.js';
+import { decodeLine, DecodeIssue } from '../../src/events/decode/decodeLine.js';
 import { fixtureBytes } from '../support/collect.js';
 
 const codecs = Object.entries(eventCodecs) as [string, t.Mixed][];

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { take, firstValueFrom } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { DecodeError, DecodeIssue, fromJsonl, toJsonl, type EvoEvent } from '../../src/index.js';
-import { JsonlDecoder } from '../../src/decode/JsonlDecoder.js';
+import { JsonlDecoder } from '../../src/events/decode/JsonlDecoder.js';
 import {
   collect,
   DecodedChunks,

@@ -2,7 +2,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HeldLine, utf8Length, wholeCharacters } from '../../src/decode/HeldLine.js';
+import { HeldLine, utf8Length, wholeCharacters } from '../../src/events/decode/HeldLine.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DecodeIssue, fromJsonl } from '../../src/index.js';
-import { decodeLine } from '../../src/decode/decodeLine.js';
-import { textDeltaAt } from '../../src/decode/textDelta.js';
+import { decodeLine } from '../../src/events/decode/decodeLine.js';
+import { textDeltaAt } from '../../src/events/decode/textDelta.js';
 import { collect, diagnostics, fixtureBytes } from '../support/collect.js';
 
 const utf8 = new TextEncoder();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cutText } from '../../src/cutText.js';
+import { cutText } from '../../src/common/cutText.js';
 
 describe('cutText', () => {
   it('keeps text that fits, as it is', () => {

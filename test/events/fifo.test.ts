@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Fifo } from '../../src/Fifo.js';
+import { Fifo } from '../../src/common/Fifo.js';
 
 describe('Fifo', () => {
   it('gives items back in the order they came, and nothing when empty', () => {

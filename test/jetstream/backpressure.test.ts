@@ -4,8 +4,8 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { lastValueFrom, Subject, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EvoEvent } from '../../src/events.js';
-import { FlowControl } from '../../src/FlowControl.js';
+import type { EvoEvent } from '../../src/events/codecs.js';
+import { FlowControl } from '../../src/common/FlowControl.js';
 import { fromJetStream, publishTo, submitRun } from '../../src/jetstream/index.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { TcpProxy } from '../support/tcpProxy.js';

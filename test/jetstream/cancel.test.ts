@@ -8,7 +8,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { lastValueFrom, materialize, tap, toArray, type Observable } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CancelledError } from '../../src/errors.js';
+import { CancelledError } from '../../src/events/errors.js';
 import {
   BrokerError,
   cancelRun,

@@ -5,7 +5,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { firstValueFrom, lastValueFrom, of, Subject, take, toArray } from 'rxjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { EvoEvent } from '../../src/events.js';
+import type { EvoEvent } from '../../src/events/codecs.js';
 import {
   CancelledError,
   DecodeError,
@@ -14,8 +14,8 @@ import {
   SpawnError,
   TimeoutError,
   TruncatedStreamError,
-} from '../../src/errors.js';
-import { DecodeIssue } from '../../src/decode/decodeLine.js';
+} from '../../src/events/errors.js';
+import { DecodeIssue } from '../../src/events/decode/decodeLine.js';
 import { run } from '../../src/process/run.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import {

@@ -2,13 +2,13 @@
 // and the built files here, as an ESM and a CommonJS build would be), and
 // serialised from its short message, never by parsing the long one.
 import { describe, expect, it } from 'vitest';
-import * as source from '../../src/errors.js';
+import * as source from '../../src/events/errors.js';
 import { serializeError } from '../../src/jetstream/index.js';
 
 describe('the EvoSciError family', () => {
   it('is recognised by its brand and class name across two copies of the library', async () => {
     // The built copy, loaded by URL: the build's own program must not take its output as input.
-    const built = (await import(new URL('../../dist/src/errors.js', import.meta.url).href)) as typeof source;
+    const built = (await import(new URL('../../dist/src/events/errors.js', import.meta.url).href)) as typeof source;
     expect(built.TimeoutError).not.toBe(source.TimeoutError);
     const other = new built.TimeoutError('took too long', { stderrTail: 'x' });
     expect(other).toBeInstanceOf(source.EvoSciError);

@@ -5,7 +5,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { firstValueFrom, lastValueFrom, of, ReplaySubject, Subject, take, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import type { EvoEvent } from '../../src/events.js';
+import type { EvoEvent } from '../../src/events/codecs.js';
 import {
   AttemptSupersededError,
   ensureStreams,

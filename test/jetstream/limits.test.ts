@@ -7,7 +7,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { DiscardPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { from, lastValueFrom, Subject, tap } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EvoEvent } from '../../src/events.js';
+import type { EvoEvent } from '../../src/events/codecs.js';
 import {
   AttemptSupersededError,
   ensureStreams,

@@ -4,7 +4,7 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EvoEvent } from '../../src/events.js';
+import type { EvoEvent } from '../../src/events/codecs.js';
 import { ensureStreams, fromJetStream, publishTo } from '../../src/jetstream/index.js';
 import { run } from '../../src/process/run.js';
 import { fakeEvoSci } from '../../testing/index.js';

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { encodeRecord } from '../../src/jetstream/wire/records.js';
-import type { EvoEvent } from '../../src/events.js';
+import type { EvoEvent } from '../../src/events/codecs.js';
 import { beforeAll, afterAll } from 'vitest';
 import { filter, firstValueFrom, lastValueFrom, ReplaySubject, takeWhile, toArray } from 'rxjs';
 import {

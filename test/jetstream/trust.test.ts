@@ -6,7 +6,7 @@ import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { firstValueFrom, lastValueFrom, of, Subject, take, toArray } from 'rxjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { EvoEvent } from '../../src/events.js';
+import type { EvoEvent } from '../../src/events/codecs.js';
 import {
   BrokerError,
   DeadLetterError,

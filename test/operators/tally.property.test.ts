@@ -1,4 +1,4 @@
-// The run model's one-switch path, folded by the summary book,, held to the rules of `RunSummary` applied one at
+// The run model's one-switch path, with its summary,, held to the rules of `RunSummary` applied one at
 // a time, on arbitrary runs: ids that collide across agents, quotes and lone
 // surrogates in ids and names, results before calls, questions, panels.
 import fc from 'fast-check';
@@ -8,7 +8,6 @@ import type { InvocationSummary, PanelDispatchSummary, RunSummary } from '../../
 import type { Delegation } from '../../operators/delegations.js';
 import { DelegationTracker } from '../../operators/DelegationTracker.js';
 import { RunModel } from '../../operators/RunModel.js';
-import { SummaryBook } from '../../operators/SummaryBook.js';
 import { ToolCallTracker, type ToolInvocation } from '../../operators/ToolCallTracker.js';
 import { events as ev } from '../../testing/index.js';
 
@@ -142,19 +141,11 @@ function reference(events: readonly (EvoEvent | UnknownEvent)[]): RunSummary {
   };
 }
 
-/** What `summarize()` keeps, without Rx: a model and the book that folds its changes. */
-function summaryFold(): { push(event: EvoEvent | UnknownEvent): void; summary(): RunSummary } {
-  const model = new RunModel(() => 0, { text: true });
-  const book = new SummaryBook();
-  model.listen(book.take);
-  return { push: (event) => model.push(event), summary: () => book.summaryOf(model) };
-}
-
-describe('RunModel folded by SummaryBook', () => {
+describe('RunModel with a summary', () => {
   it('gives the summary of the rules applied one at a time, on any run', () => {
     fc.assert(
       fc.property(fc.array(event, { maxLength: 60 }), (events) => {
-        const tally = summaryFold();
+        const tally = new RunModel(() => 0, { summary: true });
         for (const e of events) tally.push(e);
         expect(tally.summary()).toEqual(reference(events));
       }),
@@ -165,7 +156,7 @@ describe('RunModel folded by SummaryBook', () => {
   it('keys each invocation by the JSON of [instanceId, subagent, id], whatever the ids hold', () => {
     fc.assert(
       fc.property(fc.array(event, { maxLength: 40 }), (events) => {
-        const tally = summaryFold();
+        const tally = new RunModel(() => 0, { summary: true });
         for (const e of events) tally.push(e);
         for (const i of tally.summary().invocations) {
           const expected = JSON.stringify([i.instanceId ?? null, i.subagent ?? null, i.id]);
@@ -190,7 +181,7 @@ describe('RunModel folded by SummaryBook', () => {
     );
     fc.assert(
       fc.property(deltas, responseOf, (parts, respond) => {
-        const tally = summaryFold();
+        const tally = new RunModel(() => 0, { summary: true });
         for (const part of parts) tally.push(ev.text(part));
         const joined = parts.join('');
         tally.push(ev.done(respond(joined, parts)));

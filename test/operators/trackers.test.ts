@@ -2,7 +2,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunChange } from '../../operators/index.js';
 import { RunModel } from '../../operators/RunModel.js';
-import { SummaryBook } from '../../operators/SummaryBook.js';
 import { ToolCallTracker } from '../../operators/ToolCallTracker.js';
 import { events as ev } from '../../testing/events.js';
 
@@ -70,14 +69,12 @@ function said(change: RunChange): string {
 }
 
 describe('RunModel', () => {
-  it('folded by a SummaryBook, summarizes what it was fed: outcome, statuses, counts by wire type', () => {
-    const model = new RunModel(() => 0, { text: true });
-    const book = new SummaryBook();
-    model.listen(book.take);
+  it('made with a summary, summarizes what it was fed: outcome, statuses, counts by wire type', () => {
+    const model = new RunModel(() => 0, { summary: true });
     for (const e of [task('a'), start('a'), paused('a'), approval('1'), ev.unknown('heartbeat'), ev.done('')]) {
       model.push(e);
     }
-    const summary = book.summaryOf(model);
+    const summary = model.summary();
     expect(summary.outcome).toBe('needs-input');
     expect(summary.invocations.map((i) => [i.name, i.status])).toEqual([
       ['task', 'awaiting-input'],
@@ -152,7 +149,7 @@ describe('RunModel', () => {
     ]);
   });
 
-  it('keeps of errors and questions only what the outcome needs', () => {
+  it('keeps of errors and questions only what the outcome needs, and has no summary to give', () => {
     const model = new RunModel(() => 0);
     for (const e of [ev.error('first'), ev.error('second'), ev.askUser('q1', [{ question: 'why?' }]), ev.done('x')])
       model.push(e);
@@ -161,6 +158,9 @@ describe('RunModel', () => {
       'failed',
       ['ask_user'],
     ]);
+    expect(() => model.summary()).toThrow(
+      new TypeError('RunModel: summary() needs a model made with { summary: true }'),
+    );
   });
 
   it('tells every listener a change before it throws the first listener error, and every closing change before that', () => {

@@ -23,7 +23,6 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ExitError, fromJsonl, run, type EvoEvent } from '../../index.js';
 import { summarize } from '../../operators/index.js';
 import { RunModel } from '../../operators/RunModel.js';
-import { SummaryBook } from '../../operators/SummaryBook.js';
 import { traceRun } from '../../otel/index.js';
 import { fakeEvoSci } from '../../testing/index.js';
 import { fixtureBytes, fixturePath } from '../support/collect.js';
@@ -172,10 +171,8 @@ describe('traceRun', () => {
       );
       expect([between, ...outcome]).toEqual([between, 'failed', 'Error']);
     }
-    // The summary's own book hears every open call closed, whatever a later listener throws.
-    const model = new RunModel(() => 0, { text: true });
-    const book = new SummaryBook();
-    model.listen(book.take);
+    // The summary keeps every open call closed, whatever a listener throws.
+    const model = new RunModel(() => 0, { summary: true });
     let finishing = false;
     model.listen((change) => {
       if (finishing && change.kind === 'invocation') throw new Error('listener');
@@ -183,7 +180,7 @@ describe('traceRun', () => {
     events.slice(0, 2).forEach((event) => model.push(event));
     finishing = true;
     expect(() => model.finish()).toThrow('listener');
-    expect(book.summaryOf(model).invocations.map((i) => [i.name, i.status])).toEqual([
+    expect(model.summary().invocations.map((i) => [i.name, i.status])).toEqual([
       ['a', 'unfinished'],
       ['b', 'unfinished'],
     ]);

@@ -17,16 +17,9 @@ const PARTS = ['index.ts', 'src', 'operators', 'otel', 'viewer', 'testing', 'bin
  * The longest prefix of a path names its place.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  [
-    'src/events.ts',
-    'src/errors.ts',
-    'src/terminalText.ts',
-    'src/cutText.ts',
-    'src/checks.ts',
-    'src/Fifo.ts',
-    'src/FlowControl.ts',
-  ],
-  ['src/decode/'],
+  ['src/common/', 'src/events/codecs.ts', 'src/events/errors.ts'],
+  ['src/events/decode/'],
+  ['src/events/index.ts'],
   ['src/process/', 'src/files/', 'src/flow/', 'operators/'],
   ['src/runs/', 'viewer/', 'testing/'],
   // The jetstream entry by role: names and codecs, then reading, writing, the worker, and the calls over them.
@@ -42,7 +35,7 @@ const LAYERS: readonly (readonly string[])[] = [
 const FACED = ['operators/'];
 
 /** The entries a browser loads: what they reach at run time takes nothing from Node. */
-const BROWSER_ENTRIES = ['src/index.ts', 'operators/index.ts'];
+const BROWSER_ENTRIES = ['src/index.ts', 'src/flow/index.ts', 'operators/index.ts'];
 const NODE_ONLY_PACKAGES = ['execa', '@nats-io/transport-node'];
 
 interface Import {

@@ -75,6 +75,7 @@ const operators = [
 const surface: Record<string, readonly string[]> = {
   'evosci-rx': [...events, ...operators, 'converse', 'fromJsonlFile', 'run'],
   'evosci-rx/events': events,
+  'evosci-rx/flow': ['eachEvent', 'FlowControl', 'toJsonlStream', 'toSseStream'],
   'evosci-rx/operators': operators,
   'evosci-rx/testing': ['events', 'fakeEvoSci', 'fakeRun', 'recordedRuns', 'withFakeRuns'],
   'evosci-rx/viewer': ['liveView'],

@@ -15,7 +15,7 @@ const required = Object.keys(peerDependencies).filter((name) => !peerDependencie
  * has no Node types: its entries' declarations must not need them. Entries with the same install share a project.
  */
 const installs = [
-  { name: 'browser', entries: ['./events', './operators'], peers: required, browser: true },
+  { name: 'browser', entries: ['./events', './flow', './operators'], peers: required, browser: true },
   { name: 'node', entries: ['.', './testing', './viewer', './runs'], peers: required, browser: false },
   { name: 'otel', entries: ['./otel'], peers: [...required, '@opentelemetry/api'], browser: true },
   {

@@ -5,7 +5,7 @@
 import { catchError, map, of, type Observable } from 'rxjs';
 import type { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
-import type { EvoSciError } from '../../src/errors.js';
+import type { EvoSciError } from '../../src/events/errors.js';
 import { schedulerClock } from '../../src/process/clock.js';
 import type { ExitInfo, RunOptions } from '../../src/process/options.js';
 import { runIn } from '../../src/process/run.js';

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { lastValueFrom } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { SpawnError } from '../../src/errors.js';
+import { SpawnError } from '../../src/events/errors.js';
 import { LIFELINE_MARKER } from '../../src/process/lifeline.js';
 import { run } from '../../src/process/run.js';
 import { fakeEvoSci } from '../../testing/index.js';

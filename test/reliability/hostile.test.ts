@@ -20,7 +20,7 @@ import {
   type EvoEvent,
   type RunOptions,
 } from '../../index.js';
-import { JsonlDecoder } from '../../src/decode/JsonlDecoder.js';
+import { JsonlDecoder } from '../../src/events/decode/JsonlDecoder.js';
 import { DecodedChunks } from '../support/collect.js';
 import { runIn, systemEnvironment } from '../../src/process/run.js';
 import { StderrLog } from '../../src/process/StderrLog.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CancelledError, ExitError } from '../../src/errors.js';
+import { CancelledError, ExitError } from '../../src/events/errors.js';
 import {
   IdempotencyKeyReusedError,
   RunRequestError,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { firstValueFrom, lastValueFrom, toArray, type Subscription } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CancelledError } from '../../src/errors.js';
+import { CancelledError } from '../../src/events/errors.js';
 import { ensureStreams, jetStreamRunHub, serveRuns } from '../../src/jetstream/index.js';
 import { runsHandler, type RunHub } from '../../src/runs/index.js';
 import { ownBroker, uniquePrefix, type OwnBroker } from '../jetstream/support.js';

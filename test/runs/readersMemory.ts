@@ -2,9 +2,9 @@
 // hub, then of the same run with 1,000 readers, each paused at its own place.
 // Prints `{ oneCopy, thousandReaders, runBytes }` in bytes of RSS growth.
 import { lastValueFrom, Subscription } from 'rxjs';
-import { FlowControl } from '../../src/FlowControl.js';
+import { FlowControl } from '../../src/common/FlowControl.js';
 import { runHub } from '../../src/runs/index.js';
-import { toJsonl } from '../../src/decode/jsonl.js';
+import { toJsonl } from '../../src/events/decode/jsonl.js';
 import { events, fakeEvoSci } from '../../testing/index.js';
 
 const LINE = 50_000;

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { firstValueFrom, lastValueFrom, map, tap, toArray } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { toJsonl } from '../../src/decode/jsonl.js';
-import type { DecodeIssue } from '../../src/errors.js';
+import { toJsonl } from '../../src/events/decode/jsonl.js';
+import type { DecodeIssue } from '../../src/events/errors.js';
 import {
   ForgottenRunError,
   HubClosedError,

@@ -1,7 +1,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { MessageEvent as NestMessageEvent } from '@nestjs/common';
 import { of, throwError, type Observable } from 'rxjs';
-import { CancelledError, EvoSciError, ExitError } from '../../src/errors.js';
+import { CancelledError, EvoSciError, ExitError } from '../../src/events/errors.js';
 import { RunInterruptedError, RunRequestError, UnknownRunError } from '../../src/runs/errors.js';
 import { afterOf } from '../../src/runs/lastEventId.js';
 import { toMessageEvents, type MessageEvent } from '../../src/runs/toMessageEvents.js';

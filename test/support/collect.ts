@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { lastValueFrom, toArray, type Observable } from 'rxjs';
 import type { DecodeIssue, EvoEvent, UnknownEvent } from '../../src/index.js';
-import type { DecodeSink, JsonlDecoder } from '../../src/decode/JsonlDecoder.js';
+import type { DecodeSink, JsonlDecoder } from '../../src/events/decode/JsonlDecoder.js';
 
 /** Absolute path of a file in `test/fixtures`, or of `examples/…` when the name says so. */
 export function fixturePath(name: string): string {

@@ -1,11 +1,11 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Subscriber } from 'rxjs';
-import { DecodeIssue } from '../../decode/decodeLine.js';
-import { JsonlDecoder, type DecodeOptions } from '../../decode/JsonlDecoder.js';
-import { SubscriberSink } from '../../decode/SubscriberSink.js';
-import { DecodeError, EvoSciError } from '../../errors.js';
-import type { EvoEvent, UnknownEvent } from '../../events.js';
+import { DecodeIssue } from '../../events/decode/decodeLine.js';
+import { JsonlDecoder, type DecodeOptions } from '../../events/decode/JsonlDecoder.js';
+import { SubscriberSink } from '../../events/decode/SubscriberSink.js';
+import { DecodeError, EvoSciError } from '../../events/errors.js';
+import type { EvoEvent, UnknownEvent } from '../../events/codecs.js';
 import {
   AttemptSupersededError,
   BrokerError,

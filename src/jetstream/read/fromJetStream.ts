@@ -1,12 +1,12 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Observable } from 'rxjs';
-import { checkDecodeOptions, type DecodeOptions } from '../../decode/JsonlDecoder.js';
-import type { EvoEvent, UnknownEvent } from '../../events.js';
+import { checkDecodeOptions, type DecodeOptions } from '../../events/decode/JsonlDecoder.js';
+import type { EvoEvent, UnknownEvent } from '../../events/codecs.js';
 import { DEFAULTS } from '../wire/defaults.js';
 import { checkRunId, layoutOf, type LayoutOptions } from '../wire/layout.js';
 import type { EventPosition } from '../wire/positions.js';
 import { RunReader } from './RunReader.js';
-import { atLeast } from '../../checks.js';
+import { atLeast } from '../../common/checks.js';
 
 /** Options of `fromJetStream`: the layout, and the decoding options of `fromJsonl`. */
 export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions {

@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Observable } from 'rxjs';
-import { DecodeIssue } from '../../decode/decodeLine.js';
+import { DecodeIssue } from '../../events/decode/decodeLine.js';
 import { OrderedReader } from './OrderedReader.js';
 import { layoutOf, type LayoutOptions } from '../wire/layout.js';
 import { decodeRecord, type StatusRecord } from '../wire/records.js';

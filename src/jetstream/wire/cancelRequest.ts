@@ -1,5 +1,5 @@
 // Why a worker stopped a run's CLI when `cancelRun` asked, as the run's error carries it.
-import { CancelledError } from '../../errors.js';
+import { CancelledError } from '../../events/errors.js';
 
 /** What a cancel stopped: an attempt in progress, or a run no attempt was running. */
 export type CancelPhase = 'queued' | 'running';

@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';
-import { EvoSciError, type EvoSciErrorDetails } from '../../errors.js';
+import { EvoSciError, type EvoSciErrorDetails } from '../../events/errors.js';
 import { serverOf } from './clients.js';
 
 /**

@@ -1,7 +1,7 @@
 // What the app's code sees of a served run, with no NATS type in it: `evosci-rx/otel` declares `traceHeaders` and
 // `traceServedRuns` with these, and its declarations must compile in an app that has not installed the NATS client.
 import type { Observable } from 'rxjs';
-import type { EvoEvent } from '../../events.js';
+import type { EvoEvent } from '../../events/codecs.js';
 
 /**
  * Headers an app adds to a run request, such as W3C trace context

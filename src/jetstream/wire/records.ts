@@ -1,8 +1,8 @@
 // The status records of a run and the error they carry, as JSON: what a
 // remote consumer needs to end exactly as a local subscriber of run() does.
 import * as t from 'io-ts';
-import { DecodeIssue } from '../../decode/decodeLine.js';
-import { DecodeError, EvoSciError, runErrorOf, type EvoSciErrorDetails } from '../../errors.js';
+import { DecodeIssue } from '../../events/decode/decodeLine.js';
+import { DecodeError, EvoSciError, runErrorOf, type EvoSciErrorDetails } from '../../events/errors.js';
 import { BrokerError, DeadLetterError, StorageLimitError } from './errors.js';
 
 /** Message headers written on every event and record. */

@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Observable, Subscription } from 'rxjs';
-import type { EvoEvent } from '../../events.js';
+import type { EvoEvent } from '../../events/codecs.js';
 import type { CancelWatch } from './CancelWatch.js';
 import { AttemptSupersededError, brokerError, StorageLimitError } from '../wire/errors.js';
 import { writeAttempt } from '../write/publishTo.js';

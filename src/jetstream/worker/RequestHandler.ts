@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Observable } from 'rxjs';
-import type { EvoEvent } from '../../events.js';
+import type { EvoEvent } from '../../events/codecs.js';
 import { AttemptRun, type Attempt, type WorkerHooks } from './AttemptRun.js';
 import { recordQueuedCancel } from './cancelled.js';
 import type { CancelWatch } from './CancelWatch.js';

@@ -1,6 +1,6 @@
 import { defer, switchMap, type Observable } from 'rxjs';
-import type { EvoEvent } from '../../events.js';
-import { FlowControl } from '../../FlowControl.js';
+import type { EvoEvent } from '../../events/codecs.js';
+import { FlowControl } from '../../common/FlowControl.js';
 import { run, type RunOptions } from '../../process/run.js';
 import { CancelRequest } from '../wire/cancelRequest.js';
 

@@ -2,7 +2,7 @@
 // stopped, and the end of a run that no attempt was running.
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { CancelledError } from '../../errors.js';
+import { CancelledError } from '../../events/errors.js';
 import { StatusMovedError } from '../wire/errors.js';
 import { publishStored } from '../write/publishStored.js';
 import { encodeRecord, RunHeaders, serializeError, type FinishedRecord } from '../wire/records.js';

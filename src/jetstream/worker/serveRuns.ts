@@ -9,7 +9,7 @@ import { REQUEST_FIELDS, type RequestField } from '../../process/requestedOption
 import { Worker } from './Worker.js';
 import type { PipeRun, WorkerActivity, WorkerSettings } from './workerTypes.js';
 import { writeLimitsOf, type WorkerPublishOptions } from '../write/publishTo.js';
-import { atLeast, wholeAtLeast } from '../../checks.js';
+import { atLeast, wholeAtLeast } from '../../common/checks.js';
 
 /** Options of `serveRuns`. */
 export interface ServeRunsOptions extends LayoutOptions {

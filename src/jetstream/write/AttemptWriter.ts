@@ -1,8 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Observable, Subscriber, Subscription } from 'rxjs';
-import { toJsonl } from '../../decode/jsonl.js';
-import type { EvoEvent, UnknownEvent } from '../../events.js';
-import type { FlowControl } from '../../FlowControl.js';
+import { toJsonl } from '../../events/decode/jsonl.js';
+import type { EvoEvent, UnknownEvent } from '../../events/codecs.js';
+import type { FlowControl } from '../../common/FlowControl.js';
 import { AttemptMessages, type AttemptIdentity, type Ending } from './AttemptMessages.js';
 import { Backpressure } from './Backpressure.js';
 import {

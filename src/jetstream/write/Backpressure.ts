@@ -1,4 +1,4 @@
-import type { FlowControl } from '../../FlowControl.js';
+import type { FlowControl } from '../../common/FlowControl.js';
 
 /**
  * A writer's hand on its source's tap: pauses the `FlowControl` (the CLI's

@@ -1,5 +1,5 @@
 import type { Part } from '../wire/parts.js';
-import { Fifo } from '../../Fifo.js';
+import { Fifo } from '../../common/Fifo.js';
 
 /** How one message of an event is stored: the whole event (`part` undefined) or one part of it; resolves once the stream has it. */
 export type StoreMessage = (sequence: number, data: Uint8Array, part: Part | undefined) => Promise<unknown>;

@@ -1,12 +1,12 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Observable } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../../events.js';
-import type { FlowControl } from '../../FlowControl.js';
+import type { EvoEvent, UnknownEvent } from '../../events/codecs.js';
+import type { FlowControl } from '../../common/FlowControl.js';
 import { AttemptWriter, type AttemptPlan } from './AttemptWriter.js';
 import { DEFAULTS } from '../wire/defaults.js';
 import { checkAttempt, checkRunId, layoutOf, type LayoutOptions } from '../wire/layout.js';
 import type { FinishedRecord, StartedRecord } from '../wire/records.js';
-import { atLeast, optionError, wholeAtLeast } from '../../checks.js';
+import { atLeast, optionError, wholeAtLeast } from '../../common/checks.js';
 
 /** Options of `publishTo`. */
 export interface PublishToOptions extends LayoutOptions {

@@ -1,9 +1,9 @@
 // A run's events as an HTTP body: Server-Sent Events whose ids are the
 // events' indexes and whose last word says how the run ended, or JSONL.
 import { catchError, EMPTY, throwError, type Observable } from 'rxjs';
-import { toJsonl } from '../../decode/jsonl.js';
-import { EvoSciError } from '../../errors.js';
-import type { FlowControl } from '../../FlowControl.js';
+import { toJsonl } from '../../events/decode/jsonl.js';
+import { EvoSciError } from '../../events/errors.js';
+import type { FlowControl } from '../../common/FlowControl.js';
 import { ObservableByteSource, type FlowSource } from '../../flow/ObservableByteSource.js';
 import { errorInfoOf, runEndOf } from '../runEnd.js';
 import type { IndexedEvent } from '../wire.js';

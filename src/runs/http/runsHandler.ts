@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import type { FlowControl } from '../../FlowControl.js';
+import type { FlowControl } from '../../common/FlowControl.js';
 import { RunHubError, UnknownRunError } from '../errors.js';
 import { afterOf } from '../lastEventId.js';
 import type { RunHub } from '../RunHub.js';

@@ -1,5 +1,5 @@
 import type { DecodeIssue } from '../errors.js';
-import type { EvoEvent, UnknownEvent } from '../events.js';
+import type { EvoEvent, UnknownEvent } from '../codecs.js';
 import type { DecodeOptions, DecodeSink, JsonlDecoder } from './JsonlDecoder.js';
 
 /** What a sink hands events to: an rxjs `Subscriber`, or a reader's own. */

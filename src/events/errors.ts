@@ -1,4 +1,4 @@
-import { cutText } from './cutText.js';
+import { cutText } from '../common/cutText.js';
 
 /** What every error of a run carries, whatever ended it. */
 export interface EvoSciErrorDetails {

@@ -1,9 +1,9 @@
 import { DecodeIssue } from '../errors.js';
-import type { EvoEvent, UnknownEvent } from '../events.js';
+import type { EvoEvent, UnknownEvent } from '../codecs.js';
 import { decodeLine, decodeLineInFull } from './decodeLine.js';
 import { HeldLine, utf8Length } from './HeldLine.js';
 import { textDeltaAt } from './textDelta.js';
-import { atLeast } from '../checks.js';
+import { atLeast } from '../../common/checks.js';
 
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 

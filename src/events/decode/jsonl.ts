@@ -1,7 +1,7 @@
 import { Observable, type Subscriber } from 'rxjs';
 import { DecodeError } from '../errors.js';
-import type { EvoEvent, UnknownEvent } from '../events.js';
-import type { FlowControl } from '../FlowControl.js';
+import type { EvoEvent, UnknownEvent } from '../codecs.js';
+import type { FlowControl } from '../../common/FlowControl.js';
 import { checkDecodeOptions, JsonlDecoder, type DecodeOptions } from './JsonlDecoder.js';
 import { SubscriberSink } from './SubscriberSink.js';
 import { stringifyPythonJson } from './pythonJson.js';

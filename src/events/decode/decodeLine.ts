@@ -1,11 +1,11 @@
 import type * as t from 'io-ts';
 import { DecodeIssue } from '../errors.js';
-import { eventCodecs, type EvoEvent, type EvoEventType, type UnknownEvent, unknownEvent } from '../events.js';
+import { eventCodecs, type EvoEvent, type EvoEventType, type UnknownEvent, unknownEvent } from '../codecs.js';
 import { fastGuard, type Guard } from './fastGuard.js';
 import { holdsUnsafeInteger, parsePythonJson, unsafeIntegers } from './pythonJson.js';
 import { doneAt } from './doneLine.js';
 import { textDeltaAt } from './textDelta.js';
-import { cutText } from '../cutText.js';
+import { cutText } from '../../common/cutText.js';
 
 // Kept importable from here, where the decoder's callers have always found it.
 export { DecodeIssue } from '../errors.js';

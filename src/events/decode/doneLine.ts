@@ -1,4 +1,4 @@
-import type { DoneEvent } from '../events.js';
+import type { DoneEvent } from '../codecs.js';
 import { jsonString } from './textDelta.js';
 
 /** How a `done` line starts and where its response begins, as Python's `json.dumps` writes them and as compact JSON does. */

@@ -1,4 +1,4 @@
-import type { TextEvent } from '../events.js';
+import type { TextEvent } from '../codecs.js';
 
 /** How a `text` line starts, as Python's `json.dumps` writes it and as compact JSON does. */
 const SPACED = '{"type": "text", "content": ';

@@ -1,0 +1,47 @@
+// The events' room: codecs, decoding, encoding and the error family, for the `evosci-rx/events` entry and the rooms above. No Node built-ins.
+export {
+  ActionRequest,
+  AskUserEvent,
+  AskUserQuestion,
+  DoneEvent,
+  ErrorEvent,
+  eventCodecs,
+  EvoEvent,
+  InterruptEvent,
+  isKnownEvent,
+  PanelDispatchCompleteEvent,
+  PanelDispatchErrorEvent,
+  PanelDispatchStartEvent,
+  ReviewConfig,
+  SubagentEndEvent,
+  SubagentStartEvent,
+  SubagentTextEvent,
+  SubagentToolCallEvent,
+  SubagentToolResultEvent,
+  SummarizationEvent,
+  SummarizationStartEvent,
+  TextEvent,
+  ThinkingEvent,
+  TokenCount,
+  ToolCallEvent,
+  ToolResultEvent,
+  ToolSelectionEvent,
+  UnknownEvent,
+  unknownEvent,
+  UsageStatsEvent,
+  type EvoEventType,
+} from './codecs.js';
+export { decodeLine } from './decode/decodeLine.js';
+export type { DecodeOptions } from './decode/JsonlDecoder.js';
+export { fromJsonl, toJsonl, type JsonlOptions, type JsonlSource } from './decode/jsonl.js';
+export {
+  CancelledError,
+  DecodeError,
+  DecodeIssue,
+  EvoSciError,
+  ExitError,
+  SpawnError,
+  TimeoutError,
+  TruncatedStreamError,
+  type EvoSciErrorDetails,
+} from './errors.js';
