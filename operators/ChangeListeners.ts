@@ -3,13 +3,16 @@ import type { ListenOptions, RunChange, RunListener } from './runChange.js';
 interface Entry {
   readonly listener: RunListener;
   readonly deltas: boolean;
+  /** Removed while a change was being told: it hears no more. */
+  removed: boolean;
 }
 
 /**
  * The listeners of one `RunModel`, in the order they came. Each change
  * reaches every listener that hears its kind, even after one of them throws:
- * the first error is thrown once all have heard it, or, while `holding`,
- * kept until `release`, so that the run's end reaches them all.
+ * the first error is held, for the model to throw once it has taken the
+ * whole event (`throwHeld`), so that a listener's error never leaves the
+ * model half-way through an event.
  */
 export class ChangeListeners {
   private entries: readonly Entry[] = [];
@@ -17,18 +20,19 @@ export class ChangeListeners {
   deltas = false;
   /** Whether anyone listens at all: without, the model makes no change records. */
   any = false;
-  /** The only listener, and the only one that hears deltas, when there is one: told directly, with nothing to hold. */
+  /** Whether an error is held. */
+  failed = false;
+  /** The only listener, when there is one: told without a loop, the path of a run with one watcher. */
   private sole: RunListener | undefined;
-  private soleDeltaListener: RunListener | undefined;
-  private held: { readonly error: unknown } | undefined;
-  private holding = false;
+  private held: unknown;
 
   /** Adds a listener; returns what removes it. */
   add(listener: RunListener, options: ListenOptions = {}): () => void {
-    const entry: Entry = { listener, deltas: options.deltas ?? false };
+    const entry: Entry = { listener, deltas: options.deltas ?? false, removed: false };
     this.entries = [...this.entries, entry];
     this.update();
     return () => {
+      entry.removed = true;
       this.entries = this.entries.filter((e) => e !== entry);
       this.update();
     };
@@ -36,49 +40,37 @@ export class ChangeListeners {
 
   /** Tells every listener a change. */
   tell(change: RunChange): void {
-    if (this.sole !== undefined && !this.holding) return this.sole(change);
-    for (const entry of this.entries) this.call(entry, change);
-    this.rethrow();
+    if (this.sole !== undefined) return this.call(this.sole, change);
+    for (const entry of this.entries) if (!entry.removed) this.call(entry.listener, change);
   }
 
   /** Tells the listeners that hear them one of the changes most events make. */
   tellDelta(change: RunChange): void {
-    if (this.soleDeltaListener !== undefined && !this.holding) return this.soleDeltaListener(change);
-    for (const entry of this.entries) if (entry.deltas) this.call(entry, change);
-    this.rethrow();
+    for (const entry of this.entries) if (entry.deltas && !entry.removed) this.call(entry.listener, change);
   }
 
-  /** Runs `tellAll` with errors kept, then throws the first. */
-  holdErrors(tellAll: () => void): void {
-    this.holding = true;
-    try {
-      tellAll();
-    } finally {
-      this.holding = false;
-    }
-    this.rethrow();
-  }
-
-  private call(entry: Entry, change: RunChange): void {
-    try {
-      entry.listener(change);
-    } catch (error) {
-      this.held ??= { error };
-    }
-  }
-
-  private rethrow(): void {
-    if (this.holding || this.held === undefined) return;
-    const { error } = this.held;
+  /** Throws the first error a listener threw since the last call, if any. */
+  throwHeld(): void {
+    if (!this.failed) return;
+    const error = this.held;
+    this.failed = false;
     this.held = undefined;
     throw error;
+  }
+
+  private call(listener: RunListener, change: RunChange): void {
+    try {
+      listener(change);
+    } catch (error) {
+      if (this.failed) return;
+      this.failed = true;
+      this.held = error;
+    }
   }
 
   private update(): void {
     this.any = this.entries.length > 0;
     this.sole = this.entries.length === 1 ? this.entries[0]!.listener : undefined;
-    const hearing = this.entries.filter((e) => e.deltas);
-    this.deltas = hearing.length > 0;
-    this.soleDeltaListener = hearing.length === 1 ? hearing[0]!.listener : undefined;
+    this.deltas = this.entries.some((e) => e.deltas);
   }
 }

@@ -111,13 +111,7 @@ export class DelegationTracker {
     let at = taskCallId === '' ? -1 : this.pending.findIndex((task) => task.id === taskCallId);
     if (at === -1 && taskCallId === '') at = this.pending.findIndex((task) => task.subagentType === name);
     const task = at === -1 ? this.tasks.get(taskCallId) : this.pending.splice(at, 1)[0];
-    const state = this.begin(
-      name,
-      description,
-      task ?? (taskCallId === '' ? undefined : this.taskOf(taskCallId)),
-      instance,
-    );
-    this.instances.set(instance, state);
+    this.begin(name, description, task ?? (taskCallId === '' ? undefined : this.taskOf(taskCallId)), instance);
   }
 
   /** A task call the start names but that was not seen (it came before a `--resume`): known by its id only. */
@@ -226,7 +220,9 @@ export class DelegationTracker {
       instanceIds: new Set(),
       order: this.started++,
     };
+    // Known before the sink hears of it: a sink that throws leaves the tracker whole.
     if (instance === undefined) this.byName.add(state);
+    else this.instances.set(instance, state);
     this.sink.start(delegation);
     return state;
   }

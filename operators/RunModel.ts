@@ -9,6 +9,7 @@ import type {
   ToolResultEvent,
   UnknownEvent,
 } from '../src/events/codecs.js';
+import { CallOwners } from './CallOwners.js';
 import { ChangeListeners } from './ChangeListeners.js';
 import type { Delegation } from './delegations.js';
 import { DelegationTracker } from './DelegationTracker.js';
@@ -31,9 +32,9 @@ interface Counter {
  * `pairToolCalls` pairs them), its delegations (grouped as `groupSubagents`
  * groups them), its panel dispatches, the questions it is waiting on, its
  * usage, its end; and a `RunChange` for each thing that changed, told to its
- * listeners. `summarize()` folds the changes into a `RunSummary`,
- * `viewActions()` maps them, and `traceRun()` makes spans of them: one pass
- * over each event serves all of them. A plain class, testable without Rx.
+ * listeners. `viewActions()` maps the changes, `traceRun()` makes spans of
+ * them, and `summarize()` gives the model's `summary()`: one pass over each
+ * event serves all of them. A plain class, testable without Rx.
  *
  * Made with `{ summary: true }`, it also keeps what its `summary()` needs;
  * else it keeps only what is open, what is pending and counters. Each event
@@ -60,8 +61,7 @@ export class RunModel {
   /** The approvals and questions since the run last went on; replaced, never changed in place. */
   private gates: readonly (InterruptEvent | AskUserEvent)[] = NO_GATES;
   private readonly tools: ToolCallTracker;
-  /** The delegation of each open sub-agent invocation, while anyone listens: where the run's end closes it. */
-  private readonly owners = new Map<string, Delegation>();
+  private readonly owners = new CallOwners();
   /** The delegation the event being taken went to. */
   private owner: Delegation | undefined;
   private readonly subagents = new DelegationTracker({
@@ -74,6 +74,9 @@ export class RunModel {
       if (this.hearsDeltas) this.listeners.tellDelta({ kind: 'delegation-event', delegation, event });
     },
     end: (delegation) => {
+      // What it left open closes with it: a sub-agent that ended answers none of its calls.
+      const left = this.owners.ended(delegation);
+      if (left.length > 0) for (const snapshot of this.tools.close(left)) this.closed(snapshot, delegation);
       if (this.listeners.any) this.listeners.tell({ kind: 'delegation-end', delegation });
     },
   });
@@ -106,31 +109,38 @@ export class RunModel {
     };
   }
 
-  /** Takes one event into account; returns itself, for `reduce`. A listener's error is thrown once all have heard. */
+  /** Takes one event into account; returns itself, for `reduce`. A listener's error is thrown once the event is taken and all have heard. */
   push(event: EvoEvent | UnknownEvent): this {
     this.eventCount++;
+    this.take(event);
+    if (this.listeners.failed) this.listeners.throwHeld();
+    return this;
+  }
+
+  /** One event's changes: one `switch`, the hot types first. */
+  private take(event: EvoEvent | UnknownEvent): void {
     switch (event.type) {
       case 'text':
         (this.textCount ??= this.counter('text')).n++;
         this.gates = NO_GATES;
         this.book?.text(event.content);
         if (this.hearsDeltas) this.listeners.tellDelta({ kind: 'text', delta: event.content });
-        return this;
+        return;
       case 'subagent_text':
         (this.subagentTextCount ??= this.counter('subagent_text')).n++;
         this.subagents.take(event);
-        return this;
+        return;
       case 'thinking':
         (this.thinkingCount ??= this.counter('thinking')).n++;
         if (this.hearsDeltas) this.listeners.tellDelta({ kind: 'thinking', content: event.content });
-        return this;
+        return;
       case 'unknown':
         this.count(event.wireType);
-        return this;
+        return;
       default:
         this.count(event.type);
         this.other(event);
-        return this;
+        return;
     }
   }
 
@@ -186,13 +196,9 @@ export class RunModel {
   finish(): void {
     if (this.finished) return;
     this.finished = true;
-    const open = this.tools.finish();
-    if (this.book) for (const snapshot of open) this.book.invocation(snapshot);
-    this.listeners.holdErrors(() => {
-      if (this.listeners.any)
-        for (const snapshot of open) this.told(snapshot, undefined, this.owners.get(snapshot.key));
-      this.subagents.finish();
-    });
+    for (const snapshot of this.tools.finish()) this.closed(snapshot, this.owners.of(snapshot.key));
+    this.subagents.finish();
+    this.listeners.throwHeld();
   }
 
   /** The known types other than the hot ones. */
@@ -259,18 +265,19 @@ export class RunModel {
     this.subagents.take(event);
     const snapshot = this.tools.take(event);
     if (snapshot === undefined) return;
-    this.book?.invocation(snapshot);
-    if (!this.listeners.any) return;
     const owner = this.owner;
     if (owner !== undefined) {
-      if (snapshot.status === 'running') this.owners.set(snapshot.key, owner);
-      else this.owners.delete(snapshot.key);
+      if (snapshot.status === 'running') this.owners.opened(snapshot.key, owner);
+      else this.owners.closed(snapshot.key);
     }
-    this.told(snapshot, event, owner);
+    this.book?.invocation(snapshot);
+    if (this.listeners.any) this.listeners.tell({ kind: 'invocation', invocation: snapshot, event, delegation: owner });
   }
 
-  private told(invocation: ToolInvocation, event: EvoEvent | undefined, delegation: Delegation | undefined): void {
-    this.listeners.tell({ kind: 'invocation', invocation, event, delegation });
+  /** An invocation the end of its sub-agent, or of the run, closed. */
+  private closed(invocation: ToolInvocation, delegation: Delegation | undefined): void {
+    this.book?.invocation(invocation);
+    if (this.listeners.any) this.listeners.tell({ kind: 'invocation', invocation, event: undefined, delegation });
   }
 
   private panel(event: PanelDispatchEvent): void {

@@ -210,14 +210,24 @@ export class ToolCallTracker {
 
   /** Closes every open invocation, in the order they opened: `awaiting-input` if the run asked about it, else `unfinished`. */
   finish(): ToolInvocation[] {
+    return this.close(this.open.keys());
+  }
+
+  /**
+   * Closes the open invocations of `keys` (those of a sub-agent that ended),
+   * as `finish` closes them; keys not open are passed over.
+   */
+  close(keys: Iterable<string>): ToolInvocation[] {
     const endedAt = this.now();
     const waiting = this.waiting();
     const ended: ToolInvocation[] = [];
-    for (const [key, open] of this.open) {
+    for (const key of [...keys]) {
+      const open = this.open.get(key);
+      if (open === undefined) continue;
       ended.push({ ...open, status: waiting.has(key) ? 'awaiting-input' : 'unfinished', endedAt });
+      this.open.delete(key);
       this.closed.add(key);
     }
-    this.open.clear();
     return ended;
   }
 

@@ -2,11 +2,14 @@ import type {
   AskUserEvent,
   DoneEvent,
   ErrorEvent,
-  EvoEvent,
   InterruptEvent,
   PanelDispatchCompleteEvent,
   PanelDispatchErrorEvent,
   PanelDispatchStartEvent,
+  SubagentToolCallEvent,
+  SubagentToolResultEvent,
+  ToolCallEvent,
+  ToolResultEvent,
 } from '../src/events/codecs.js';
 import type { Delegation, SubagentEvent } from './delegations.js';
 import type { PanelDispatchSummary, RunSummary } from './summaryTypes.js';
@@ -22,11 +25,11 @@ export type PanelDispatchEvent = PanelDispatchStartEvent | PanelDispatchComplete
  * replaces the placeholder, the `task` call's type, its end). Read it when a
  * change names it; keep it as a key, not as a record of that moment.
  */
-export type RunDelegation = Readonly<Delegation>;
+export type RunDelegation = Readonly<Omit<Delegation, 'ending'>>;
 
 /**
  * One change to the state of a run, as `RunModel` makes it from an event (or,
- * for what is still open, when the run ends): what `summarize()` folds,
+ * for what is still open, when its sub-agent or the run ends): what
  * `viewActions()` maps and `traceRun()` turns into spans.
  *
  * `text`, `thinking` and `delegation-event` are the changes most events make;
@@ -38,13 +41,13 @@ export type RunChange =
   /** A thinking block of the main agent. */
   | { readonly kind: 'thinking'; readonly content: string }
   /**
-   * A new snapshot of an invocation. `event` made it: none when the run's end
-   * closed it. `delegation`: the sub-agent it ran in.
+   * A new snapshot of an invocation. `event` made it: none when the end of
+   * its sub-agent, or of the run, closed it. `delegation`: the sub-agent it ran in.
    */
   | {
       readonly kind: 'invocation';
       readonly invocation: ToolInvocation;
-      readonly event: EvoEvent | undefined;
+      readonly event: ToolCallEvent | ToolResultEvent | SubagentToolCallEvent | SubagentToolResultEvent | undefined;
       readonly delegation: RunDelegation | undefined;
     }
   | { readonly kind: 'delegation-start'; readonly delegation: RunDelegation }

@@ -30,7 +30,10 @@ export interface SubagentRun {
  * it changes. Ids the stream did not give are left out rather than set to
  * `undefined`, so that a test's `deepStrictEqual` needs no `undefined`s.
  */
-export function subagentRun(delegation: Readonly<Delegation>, events$: Observable<SubagentEvent>): SubagentRun {
+export function subagentRun(
+  delegation: Readonly<Omit<Delegation, 'ending'>>,
+  events$: Observable<SubagentEvent>,
+): SubagentRun {
   const { instanceId, taskCallId } = delegation;
   const view = {
     key: delegation.key,

@@ -1,4 +1,4 @@
-import { connect, filter, map, mergeMap, takeWhile, type Observable, type OperatorFunction } from 'rxjs';
+import { connect, defer, EMPTY, filter, map, mergeMap, takeWhile, type Observable, type OperatorFunction } from 'rxjs';
 import type { ErrorEvent, EvoEvent, UnknownEvent } from '../src/events/codecs.js';
 import type { SubagentEvent } from './delegations.js';
 import type { PanelDispatchEvent, RunChange, RunDelegation, SummaryChange } from './runChange.js';
@@ -36,8 +36,8 @@ const NO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 
 class ViewActionMapper {
   private text = '';
   private usageSeen = false;
-  /** The `SubagentRun` of each open delegation. */
-  private readonly runs = new Map<RunDelegation, SubagentRun>();
+  /** The `SubagentRun` of each delegation, for as long as its model keeps it. */
+  private readonly runs = new WeakMap<RunDelegation, SubagentRun>();
 
   constructor(private readonly eventsOf: (delegation: RunDelegation) => Observable<SubagentEvent>) {}
 
@@ -94,20 +94,26 @@ class ViewActionMapper {
 
   private ended(delegation: RunDelegation): readonly ViewAction[] {
     const run = this.runs.get(delegation);
-    this.runs.delete(delegation);
     return run === undefined ? NONE : [{ kind: 'subagent-end', delegation: run, events: delegation.events }];
   }
 }
 
-/** A delegation's events among the run's changes, up to its end: hot, like a `groupBy` group. */
+/**
+ * A delegation's events among the run's changes, up to its end: hot, like a
+ * `groupBy` group (subscribed after its end, it completes at once).
+ */
 function eventsOf(
   changes$: Observable<RunChange | SummaryChange>,
   delegation: RunDelegation,
 ): Observable<SubagentEvent> {
-  return changes$.pipe(
-    takeWhile((c) => c.kind !== 'delegation-end' || c.delegation !== delegation),
-    filter((c) => c.kind === 'delegation-event' && c.delegation === delegation),
-    map((c) => (c as Extract<RunChange, { kind: 'delegation-event' }>).event),
+  return defer(() =>
+    delegation.open
+      ? changes$.pipe(
+          takeWhile((c) => c.kind !== 'delegation-end' || c.delegation !== delegation),
+          filter((c) => c.kind === 'delegation-event' && c.delegation === delegation),
+          map((c) => (c as Extract<RunChange, { kind: 'delegation-event' }>).event),
+        )
+      : EMPTY,
   );
 }
 

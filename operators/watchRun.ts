@@ -4,7 +4,10 @@ import { RunModel } from './RunModel.js';
 
 /** What follows one subscription to a run through its `RunModel`: told how the subscription ended. */
 export interface RunWatcher {
-  /** The source completed. */
+  /**
+   * The source completed. The model's closing changes (what was still open)
+   * come right after; call `model.finish()` here to hear them before.
+   */
   complete(): void;
   /** The source errored. */
   fail(error: unknown): void;
@@ -38,7 +41,13 @@ export class WatchedRun<T extends EvoEvent | UnknownEvent> extends Observable<T>
         .pipe(
           tap((event) => model.push(event)),
           // After the push, so that a watcher that throws ends its own run failed, as under summarize().
-          tap({ complete: () => watcher.complete(), error: (error: unknown) => watcher.fail(error) }),
+          tap({
+            complete: () => {
+              watcher.complete();
+              model.finish();
+            },
+            error: (error: unknown) => watcher.fail(error),
+          }),
           finalize(() => watcher.close()),
         )
         .subscribe(subscriber);

@@ -1,4 +1,4 @@
-// trace.bench.ts and summarize.bench.ts as CI runs the benchmarks: once, on a small input; their figures are not asserted.
+// trace.bench.ts, summarize.bench.ts and eachEvent.bench.ts as CI runs the benchmarks: once, on a small input; their figures are not asserted.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -24,6 +24,12 @@ describe('benchmark smoke', () => {
   it('summarize.bench.ts measures summarize() and a hand-written tally on the same decoded events', async () => {
     const { stdout } = await bench('summarize.bench.ts');
     for (const variant of ['(1) hand-written tally', '(2) RunModel, no Rx', '(3) summarize()', '(4) Rx floor: count()'])
+      expect(stdout).toMatch(row(variant));
+  }, 60_000);
+
+  it('eachEvent.bench.ts measures eachEvent and its queue against their floors on the same decoded events', async () => {
+    const { stdout } = await bench('eachEvent.bench.ts');
+    for (const variant of ['(1) async generator', '(2) eachEvent', '(3) Fifo alone', '(4) array alone'])
       expect(stdout).toMatch(row(variant));
   }, 60_000);
 });

@@ -97,8 +97,15 @@ function panelSummaries(events: readonly (EvoEvent | UnknownEvent)[]): PanelDisp
 function reference(events: readonly (EvoEvent | UnknownEvent)[]): RunSummary {
   const tools = new ToolCallTracker(() => 0);
   const delegations: Delegation[] = [];
-  const subagents = new DelegationTracker({ start: (d) => delegations.push(d), event: () => {}, end: () => {} });
   const snapshots: ToolInvocation[] = [];
+  // A sub-agent's calls still open when it ends close with it.
+  const openIn = new Map<Delegation, Set<string>>();
+  let routedTo: Delegation | undefined;
+  const subagents = new DelegationTracker({
+    start: (d) => delegations.push(d),
+    event: (d) => (routedTo = d),
+    end: (d) => snapshots.push(...tools.close(openIn.get(d) ?? [])),
+  });
   const counts: Record<string, number> = {};
   let text = '';
   let gates: EvoEvent[] = [];
@@ -107,7 +114,12 @@ function reference(events: readonly (EvoEvent | UnknownEvent)[]): RunSummary {
     counts[type] = (counts[type] ?? 0) + 1;
     const snapshot = tools.push(e);
     if (snapshot) snapshots.push(snapshot);
+    routedTo = undefined;
     subagents.push(e);
+    if (snapshot?.status === 'running' && routedTo !== undefined) {
+      for (const keys of openIn.values()) keys.delete(snapshot.key);
+      openIn.set(routedTo, (openIn.get(routedTo) ?? new Set()).add(snapshot.key));
+    }
     if (e.type === 'text') text += e.content;
     if (e.type === 'interrupt' || e.type === 'ask_user') gates = [...gates, e];
     else if (e.type === 'text' || e.type.endsWith('tool_call') || e.type.endsWith('tool_result')) gates = [];

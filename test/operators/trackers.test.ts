@@ -149,6 +149,43 @@ describe('RunModel', () => {
     ]);
   });
 
+  it('closes the calls a sub-agent leaves open when it ends, in that sub-agent, before its end', () => {
+    const model = new RunModel(() => 0, { summary: true });
+    const heard: string[] = [];
+    model.listen((c) => heard.push(said(c)));
+    for (const e of [task('a'), start('a'), paused('a'), ev.subagentEnd('code-agent', { instanceId: 'task:a' })])
+      model.push(e);
+    // An approval after the sub-agent ended asks about nothing it still runs.
+    model.push(approval('1'));
+    model.push(ev.toolResult('task', 'done', { id: 'a' }));
+    model.finish();
+    expect(heard).toEqual([
+      'task running',
+      'delegation-start task:a',
+      'execute running in task:a',
+      'execute unfinished in task:a',
+      'delegation-end task:a',
+      'gate',
+      'task succeeded',
+    ]);
+    expect(model.summary().invocations.map((i) => [i.name, i.status])).toEqual([
+      ['task', 'succeeded'],
+      ['execute', 'unfinished'],
+    ]);
+  });
+
+  it('takes the whole event before it throws what a listener threw', () => {
+    const model = new RunModel(() => 0, { summary: true });
+    model.listen((c) => {
+      if (c.kind === 'delegation-start') throw new Error('listener');
+    });
+    expect(() => model.push(paused('a'))).toThrow('listener');
+    model.push(ev.subagentToolResult('code-agent', 'execute', 'ok', { id: 'call_0', instanceId: 'task:a' }));
+    const summary = model.summary();
+    expect(summary.delegations.map((d) => [d.key, d.events])).toEqual([['subagent#1', 2]]);
+    expect(summary.invocations.map((i) => [i.name, i.status])).toEqual([['execute', 'succeeded']]);
+  });
+
   it('keeps of errors and questions only what the outcome needs, and has no summary to give', () => {
     const model = new RunModel(() => 0);
     for (const e of [ev.error('first'), ev.error('second'), ev.askUser('q1', [{ question: 'why?' }]), ev.done('x')])

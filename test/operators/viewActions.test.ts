@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { from, lastValueFrom, map, toArray } from 'rxjs';
+import { from, lastValueFrom, map, tap, toArray } from 'rxjs';
 import type { EvoEvent } from '../../index.js';
 import { viewActions, type ViewAction } from '../../operators/index.js';
 import { events as ev } from '../../testing/events.js';
@@ -109,5 +109,28 @@ describe('viewActions', () => {
       ),
     );
     expect(tools.filter((t) => t !== undefined)).toEqual(['sub:running', 'sub:awaiting-input']);
+  });
+
+  it("closes a sub-agent's open call with it, in its delegation, and completes a late subscriber's events$ at once", async () => {
+    const call = ev.subagentToolCall('code-agent', 'execute', { command: 'make' }, { id: 'c0', instanceId: 'task:k' });
+    const run = [values.s, call, values.x, values.d];
+    const lateEnds: boolean[] = [];
+    const actions = await lastValueFrom(
+      from(run).pipe(
+        viewActions(),
+        tap((a) => {
+          // Subscribed after its end, while the run goes on: it must not wait for the run.
+          if (a.kind !== 'subagent-end') return;
+          let ended = false;
+          a.delegation.events$.subscribe({ complete: () => (ended = true) });
+          lateEnds.push(ended);
+        }),
+        toArray(),
+      ),
+    );
+    expect(
+      actions.map((a) => (a.kind === 'tool' ? `${a.delegation?.key ?? 'main'}:${a.invocation.status}` : a.kind)),
+    ).toEqual(['subagent-start', 'task:k:running', 'task:k:unfinished', 'subagent-end', 'text', 'usage', 'summary']);
+    expect(lateEnds).toEqual([true]);
   });
 });

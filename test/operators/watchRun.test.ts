@@ -89,6 +89,17 @@ describe('watchRun', () => {
     expect(apart.lines).toEqual(book.lines);
   });
 
+  it('tells a watcher the closing changes after complete, whether or not summarize() follows', async () => {
+    const scheduler = marbles();
+    const open = [values.c, values.d];
+    const fused = notebook();
+    await lastValueFrom(from(open).pipe(watchRun(fused.watch), summarize({ scheduler })));
+    const alone = notebook();
+    await lastValueFrom(from(open).pipe(watchRun(alone.watch), toArray()));
+    expect(fused.lines).toEqual(['ls running', 'done', 'complete completed', 'ls unfinished', 'close']);
+    expect(alone.lines).toEqual(fused.lines);
+  });
+
   it('subscribes to the source as it is when the watcher watches nothing', async () => {
     const events = [values.c, values.d];
     const passed = await lastValueFrom(
