@@ -14,8 +14,9 @@ import { ChangeListeners } from './ChangeListeners.js';
 import type { Delegation } from './delegations.js';
 import { DelegationTracker } from './DelegationTracker.js';
 import { PanelBook } from './PanelBook.js';
-import type { ListenOptions, PanelDispatchEvent, RunListener } from './runChange.js';
+import type { ListenOptions, PanelDispatchEvent, RunChange, RunListener } from './runChange.js';
 import { SummaryBook } from './SummaryBook.js';
+import type { TextRope } from './TextRope.js';
 import type { RunOutcome, RunSummary } from './summaryTypes.js';
 import type { UsageTotals } from './sumUsage.js';
 import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
@@ -86,6 +87,8 @@ export class RunModel {
   private hearsDeltas = false;
   /** What a summary keeps that grows with the run, when it is kept. */
   private readonly book: SummaryBook | undefined;
+  /** The book's text, when it is kept: pushed to at nearly every event. */
+  private readonly text: TextRope | undefined;
   private finished = false;
 
   /**
@@ -97,6 +100,7 @@ export class RunModel {
   constructor(now: () => number, options: { readonly summary?: boolean } = {}) {
     this.tools = new ToolCallTracker(now);
     this.book = options.summary === true ? new SummaryBook() : undefined;
+    this.text = this.book?.text;
   }
 
   /** Tells `listener` every change from now on, in order; returns what stops it. */
@@ -112,36 +116,38 @@ export class RunModel {
   /** Takes one event into account; returns itself, for `reduce`. A listener's error is thrown once the event is taken and all have heard. */
   push(event: EvoEvent | UnknownEvent): this {
     this.eventCount++;
-    this.take(event);
-    if (this.listeners.failed) this.listeners.throwHeld();
-    return this;
-  }
-
-  /** One event's changes: one `switch`, the hot types first. */
-  private take(event: EvoEvent | UnknownEvent): void {
+    // One `switch`, the hot types first; a listener's error is thrown once the event is taken.
     switch (event.type) {
       case 'text':
         (this.textCount ??= this.counter('text')).n++;
         this.gates = NO_GATES;
-        this.book?.text(event.content);
-        if (this.hearsDeltas) this.listeners.tellDelta({ kind: 'text', delta: event.content });
-        return;
+        this.text?.push(event.content);
+        if (this.hearsDeltas) this.told({ kind: 'text', delta: event.content });
+        return this;
       case 'subagent_text':
         (this.subagentTextCount ??= this.counter('subagent_text')).n++;
         this.subagents.take(event);
-        return;
+        if (this.listeners.failed) this.listeners.throwHeld();
+        return this;
       case 'thinking':
         (this.thinkingCount ??= this.counter('thinking')).n++;
-        if (this.hearsDeltas) this.listeners.tellDelta({ kind: 'thinking', content: event.content });
-        return;
+        if (this.hearsDeltas) this.told({ kind: 'thinking', content: event.content });
+        return this;
       case 'unknown':
         this.count(event.wireType);
-        return;
+        return this;
       default:
         this.count(event.type);
         this.other(event);
-        return;
+        if (this.listeners.failed) this.listeners.throwHeld();
+        return this;
     }
+  }
+
+  /** A delta, the one change its event makes. */
+  private told(change: RunChange): void {
+    this.listeners.tellDelta(change);
+    this.listeners.throwHeld();
   }
 
   /** The main agent's token totals so far. */

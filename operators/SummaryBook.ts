@@ -30,7 +30,8 @@ export interface SummarySource {
  * (counts, usage, outcome, what is pending).
  */
 export class SummaryBook {
-  private readonly rope = new TextRope();
+  /** The main agent's text deltas: the model pushes each straight into it, the one thing nearly every event adds. */
+  readonly text = new TextRope();
   /**
    * An invocation's slot is taken when it opens, to keep first-seen order; its
    * summary is made once, when it closes.
@@ -41,10 +42,6 @@ export class SummaryBook {
   private readonly errors: string[] = [];
   private readonly interrupts: InterruptEvent[] = [];
   private readonly questions: AskUserEvent[] = [];
-
-  text(delta: string): void {
-    this.rope.push(delta);
-  }
 
   invocation(i: ToolInvocation): void {
     if (i.status === 'running') {
@@ -79,7 +76,7 @@ export class SummaryBook {
       outcome: model.outcome(),
       // Left out, not `undefined`, when the stream ended without `done`.
       ...(response !== undefined && { response }),
-      text: this.rope.joined(response),
+      text: this.text.joined(response),
       usage: model.usage,
       invocations: [...this.invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
       delegations: this.delegations.map(delegationSummary),

@@ -24,19 +24,13 @@
 import { createReadStream } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import {
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  type ReadableSpan,
-  type SpanExporter,
-} from '@opentelemetry/sdk-trace-base';
 import { context, trace, type Attributes } from '@opentelemetry/api';
 import { lastValueFrom, type MonoTypeOperatorFunction } from 'rxjs';
 import { fromJsonl, type EvoEvent, type UnknownEvent } from '../../src/index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
 import { traceRun } from '../../otel/index.js';
 import { largeTranscript } from '../fixtures/producer.js';
+import { Sdk } from './sdk.js';
 import { median, table } from './report.js';
 import { timedRounds } from './rounds.js';
 
@@ -49,42 +43,6 @@ const rounds = smoke ? 1 : Number(flags.rounds ?? 5);
 const mb = Number(flags.mb ?? (smoke ? 2 : 100));
 
 type Stage = MonoTypeOperatorFunction<EvoEvent | UnknownEvent>;
-
-/** An exporter that counts what it is given and keeps nothing: the SDK's cost without a network's. */
-class CountingExporter implements SpanExporter {
-  spans = 0;
-  export(spans: ReadableSpan[], done: (result: { code: 0 }) => void): void {
-    this.spans += spans.length;
-    done({ code: 0 });
-  }
-  shutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-/** The real SDK, as an app that exports has it: spans batched to an exporter, histograms to a reader. */
-class Sdk {
-  readonly exporter = new CountingExporter();
-  readonly tracerProvider = new BasicTracerProvider({
-    spanProcessors: [new BatchSpanProcessor(this.exporter, { maxQueueSize: 1 << 16, maxExportBatchSize: 4096 })],
-  });
-  readonly meterProvider = new MeterProvider({
-    readers: [
-      new (class extends MetricReader {
-        protected onShutdown = () => Promise.resolve();
-        protected onForceFlush = () => Promise.resolve();
-      })(),
-    ],
-  });
-
-  /** Spans exported since the last call. */
-  async drain(): Promise<number> {
-    await this.tracerProvider.forceFlush();
-    const n = this.exporter.spans;
-    this.exporter.spans = 0;
-    return n;
-  }
-}
 
 /**
  * The spans and measurements a trace of `summary` has, made one after another

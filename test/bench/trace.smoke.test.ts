@@ -1,12 +1,12 @@
-// trace.bench.ts, summarize.bench.ts and eachEvent.bench.ts as CI runs the benchmarks: once, on a small input; their figures are not asserted.
+// trace.bench.ts, summarize.bench.ts, eachEvent.bench.ts and against.bench.ts as CI runs the benchmarks: once, on a small input; their figures are not asserted.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const bench = (file: string) =>
-  promisify(execFile)(process.execPath, ['--import', 'tsx', `test/bench/${file}`, '--smoke'], {
+const bench = (file: string, ...args: string[]) =>
+  promisify(execFile)(process.execPath, ['--import', 'tsx', `test/bench/${file}`, '--smoke', ...args], {
     cwd: root,
     timeout: 60_000,
   });
@@ -25,6 +25,14 @@ describe('benchmark smoke', () => {
     const { stdout } = await bench('summarize.bench.ts');
     for (const variant of ['(1) hand-written tally', '(2) RunModel, no Rx', '(3) summarize()', '(4) Rx floor: count()'])
       expect(stdout).toMatch(row(variant));
+  }, 60_000);
+
+  it('against.bench.ts measures summarize() and the traced pipeline against another checkout, here this one', async () => {
+    const { stdout } = await bench('against.bench.ts', '--against', root);
+    for (const pipeline of ['summarize()', 'traceRun() + summarize(), real SDK'])
+      expect(stdout).toMatch(
+        new RegExp(`\\| ${pipeline.replace(/[()+]/g, '\\$&')} +\\| +2 \\| +[\\d.]+ → [\\d.]+ \\([\\d.]+×\\) \\|`),
+      );
   }, 60_000);
 
   it('eachEvent.bench.ts measures eachEvent and its queue against their floors on the same decoded events', async () => {
