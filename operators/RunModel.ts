@@ -16,7 +16,6 @@ import { DelegationTracker } from './DelegationTracker.js';
 import { PanelBook } from './PanelBook.js';
 import type { ListenOptions, PanelDispatchEvent, RunChange, RunListener } from './runChange.js';
 import { SummaryBook } from './SummaryBook.js';
-import type { TextRope } from './TextRope.js';
 import type { RunOutcome, RunSummary } from './summaryTypes.js';
 import type { UsageTotals } from './sumUsage.js';
 import { ToolCallTracker, type ToolInvocation } from './ToolCallTracker.js';
@@ -72,7 +71,7 @@ export class RunModel {
     },
     event: (delegation, event) => {
       this.owner = delegation;
-      if (this.hearsDeltas) this.listeners.tellDelta({ kind: 'delegation-event', delegation, event });
+      if (this.listeners.deltas) this.listeners.tellDelta({ kind: 'delegation-event', delegation, event });
     },
     end: (delegation) => {
       // What it left open closes with it: a sub-agent that ended answers none of its calls.
@@ -83,12 +82,8 @@ export class RunModel {
   });
   private readonly panels = new PanelBook();
   private readonly listeners = new ChangeListeners();
-  /** `listeners.deltas`, kept here: read at nearly every event. */
-  private hearsDeltas = false;
   /** What a summary keeps that grows with the run, when it is kept. */
   private readonly book: SummaryBook | undefined;
-  /** The book's text, when it is kept: pushed to at nearly every event. */
-  private readonly text: TextRope | undefined;
   private finished = false;
 
   /**
@@ -100,17 +95,11 @@ export class RunModel {
   constructor(now: () => number, options: { readonly summary?: boolean } = {}) {
     this.tools = new ToolCallTracker(now);
     this.book = options.summary === true ? new SummaryBook() : undefined;
-    this.text = this.book?.text;
   }
 
   /** Tells `listener` every change from now on, in order; returns what stops it. */
   listen(listener: RunListener, options?: ListenOptions): () => void {
-    const remove = this.listeners.add(listener, options);
-    this.hearsDeltas = this.listeners.deltas;
-    return () => {
-      remove();
-      this.hearsDeltas = this.listeners.deltas;
-    };
+    return this.listeners.add(listener, options);
   }
 
   /** Takes one event into account; returns itself, for `reduce`. A listener's error is thrown once the event is taken and all have heard. */
@@ -121,8 +110,8 @@ export class RunModel {
       case 'text':
         (this.textCount ??= this.counter('text')).n++;
         this.gates = NO_GATES;
-        this.text?.push(event.content);
-        if (this.hearsDeltas) this.told({ kind: 'text', delta: event.content });
+        this.book?.text.push(event.content);
+        if (this.listeners.deltas) this.told({ kind: 'text', delta: event.content });
         return this;
       case 'subagent_text':
         (this.subagentTextCount ??= this.counter('subagent_text')).n++;
@@ -131,7 +120,7 @@ export class RunModel {
         return this;
       case 'thinking':
         (this.thinkingCount ??= this.counter('thinking')).n++;
-        if (this.hearsDeltas) this.told({ kind: 'thinking', content: event.content });
+        if (this.listeners.deltas) this.told({ kind: 'thinking', content: event.content });
         return this;
       case 'unknown':
         this.count(event.wireType);

@@ -1,6 +1,15 @@
 import { filter, map, scan, type OperatorFunction } from 'rxjs';
 import type { DoneEvent, EvoEvent, TextEvent, UnknownEvent } from '../src/events/codecs.js';
 
+/**
+ * The main agent's text once `done` has come: its response, except that an
+ * empty one (a run that stopped to ask, or a producer that sends none) keeps
+ * the streamed text.
+ */
+export function textAtDone(streamed: string, response: string): string {
+  return response || streamed;
+}
+
 interface Text {
   text: string;
   changed: boolean;
@@ -28,8 +37,7 @@ export function accumulateText(): OperatorFunction<EvoEvent | UnknownEvent, stri
       filter((event): event is TextEvent | DoneEvent => event.type === 'text' || event.type === 'done'),
       scan<TextEvent | DoneEvent, Text>(
         (state, event) => {
-          // An empty `done.response` (a run that stopped to ask, or a producer that sends none) keeps the streamed text.
-          const text = event.type === 'text' ? state.text + event.content : event.response || state.text;
+          const text = event.type === 'text' ? state.text + event.content : textAtDone(state.text, event.response);
           return { text, changed: event.type === 'text' || text !== state.text };
         },
         { text: '', changed: false },

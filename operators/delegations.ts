@@ -27,6 +27,14 @@ export interface Delegation {
   ended: boolean;
 }
 
+/**
+ * A delegation to a sub-agent as the run model follows it: one object for
+ * its whole life, whose fields change as the stream tells more (a name that
+ * replaces the placeholder, the `task` call's type, its end). Read it when a
+ * change names it; keep it as a key, not as a record of that moment.
+ */
+export type RunDelegation = Readonly<Omit<Delegation, 'ending'>>;
+
 /** What `DelegationTracker` reports. */
 export interface DelegationSink {
   start(delegation: Delegation): void;

@@ -1,7 +1,8 @@
-import { concat, defer, filter, groupBy, map, mergeMap, Subject, tap, type OperatorFunction } from 'rxjs';
+import { defer, filter, groupBy, map, Subject, tap, type OperatorFunction } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../src/events/codecs.js';
-import type { Delegation, DelegationSink, SubagentEvent } from './delegations.js';
+import type { Delegation, SubagentEvent } from './delegations.js';
 import { DelegationTracker } from './DelegationTracker.js';
+import { eventByEvent, Reports } from './eventByEvent.js';
 import { subagentRun, type SubagentRun } from './subagentRun.js';
 
 export type { SubagentEvent } from './delegations.js';
@@ -12,33 +13,6 @@ interface Routing {
   readonly delegation: Delegation;
   readonly event: SubagentEvent | undefined;
   readonly end: boolean;
-}
-
-const NOTHING: readonly Routing[] = [];
-
-/** Collects what the tracker reports for one event, for `mergeMap` to pass on in order. */
-class Router implements DelegationSink {
-  private routed: Routing[] = [];
-
-  start(delegation: Delegation): void {
-    this.routed.push({ delegation, event: undefined, end: false });
-  }
-
-  event(delegation: Delegation, event: SubagentEvent): void {
-    this.routed.push({ delegation, event, end: false });
-  }
-
-  end(delegation: Delegation): void {
-    this.routed.push({ delegation, event: undefined, end: true });
-  }
-
-  /** What was routed since the last call; most events route nothing. */
-  drain(): readonly Routing[] {
-    if (this.routed.length === 0) return NOTHING;
-    const routed = this.routed;
-    this.routed = [];
-    return routed;
-  }
 }
 
 const isEvent = (routing: Routing): routing is Routing & { readonly event: SubagentEvent } =>
@@ -75,20 +49,18 @@ const isEvent = (routing: Routing): routing is Routing & { readonly event: Subag
 export function groupSubagents(): OperatorFunction<EvoEvent | UnknownEvent, SubagentRun> {
   return (source) =>
     defer(() => {
-      const router = new Router();
-      const tracker = new DelegationTracker(router);
-      const routed$ = concat(
-        source.pipe(
-          mergeMap((event) => {
-            tracker.push(event);
-            return router.drain();
-          }),
-        ),
-        // Once the source has completed: the delegations still open end with it.
-        defer(() => {
-          tracker.finish();
-          return router.drain();
-        }),
+      const routed = new Reports<Routing>();
+      const tracker = new DelegationTracker({
+        start: (delegation) => routed.push({ delegation, event: undefined, end: false }),
+        event: (delegation, event) => routed.push({ delegation, event, end: false }),
+        end: (delegation) => routed.push({ delegation, event: undefined, end: true }),
+      });
+      // Once the source has completed, the delegations still open end with it.
+      const routed$ = eventByEvent(
+        source,
+        routed,
+        (event) => tracker.push(event),
+        () => tracker.finish(),
       );
       // An end is told to its group's duration rather than sent into it: a
       // duration that subscribed to the group would hold the source as a listener.

@@ -11,21 +11,15 @@ import type {
   ToolCallEvent,
   ToolResultEvent,
 } from '../src/events/codecs.js';
-import type { Delegation, SubagentEvent } from './delegations.js';
+import type { RunDelegation, SubagentEvent } from './delegations.js';
 import type { PanelDispatchSummary, RunSummary } from './summaryTypes.js';
 import type { UsageTotals } from './sumUsage.js';
 import type { ToolInvocation } from './ToolCallTracker.js';
 
+export type { RunDelegation } from './delegations.js';
+
 /** A `panel_dispatch_*` event. */
 export type PanelDispatchEvent = PanelDispatchStartEvent | PanelDispatchCompleteEvent | PanelDispatchErrorEvent;
-
-/**
- * A delegation to a sub-agent as the run model follows it: one object for
- * its whole life, whose fields change as the stream tells more (a name that
- * replaces the placeholder, the `task` call's type, its end). Read it when a
- * change names it; keep it as a key, not as a record of that moment.
- */
-export type RunDelegation = Readonly<Omit<Delegation, 'ending'>>;
 
 /**
  * One change to the state of a run, as `RunModel` makes it from an event (or,

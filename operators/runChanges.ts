@@ -1,26 +1,8 @@
-import { asyncScheduler, concat, defer, mergeMap, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, defer, type OperatorFunction, type SchedulerLike } from 'rxjs';
+import { eventByEvent, Reports } from './eventByEvent.js';
 import type { EvoEvent, UnknownEvent } from '../src/events/codecs.js';
 import type { RunChange, SummaryChange } from './runChange.js';
 import { RunModel } from './RunModel.js';
-
-const NOTHING: readonly RunChange[] = [];
-
-/** The changes a model made while it took one event, for `mergeMap` to pass on in order. */
-class ChangeLog {
-  private changes: RunChange[] = [];
-
-  readonly take = (change: RunChange): void => {
-    this.changes.push(change);
-  };
-
-  /** What was told since the last call; many events change nothing. */
-  drain(): readonly RunChange[] {
-    if (this.changes.length === 0) return NOTHING;
-    const changes = this.changes;
-    this.changes = [];
-    return changes;
-  }
-}
 
 /**
  * Every change the run model makes, in order, as each event comes: an
@@ -49,20 +31,14 @@ export function runChanges(
   return (source) =>
     defer(() => {
       const model = new RunModel(() => scheduler.now(), { summary: true });
-      const log = new ChangeLog();
-      model.listen(log.take, { deltas: true });
-      return concat(
-        source.pipe(
-          mergeMap((event) => {
-            model.push(event);
-            return log.drain();
-          }),
-        ),
-        // Once the source has completed: what was still open closes, then the summary.
-        defer(() => {
-          const summary = model.summary();
-          return [...log.drain(), { kind: 'summary', summary } as const];
-        }),
+      const changes = new Reports<RunChange | SummaryChange>();
+      model.listen(changes.push, { deltas: true });
+      // Once the source has completed, what was still open closes, then the summary.
+      return eventByEvent(
+        source,
+        changes,
+        (event) => model.push(event),
+        () => changes.push({ kind: 'summary', summary: model.summary() }),
       );
     });
 }

@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import type { Delegation, SubagentEvent } from './delegations.js';
+import type { RunDelegation, SubagentEvent } from './delegations.js';
 
 /** One delegation to a sub-agent, as `groupSubagents` emits it. */
 export interface SubagentRun {
@@ -30,10 +30,7 @@ export interface SubagentRun {
  * it changes. Ids the stream did not give are left out rather than set to
  * `undefined`, so that a test's `deepStrictEqual` needs no `undefined`s.
  */
-export function subagentRun(
-  delegation: Readonly<Omit<Delegation, 'ending'>>,
-  events$: Observable<SubagentEvent>,
-): SubagentRun {
+export function subagentRun(delegation: RunDelegation, events$: Observable<SubagentEvent>): SubagentRun {
   const { instanceId, taskCallId } = delegation;
   const view = {
     key: delegation.key,

@@ -8,6 +8,7 @@ import type { PanelDispatchSummary, RunSummary } from './summaryTypes.js';
 import type { UsageTotals } from './sumUsage.js';
 import type { ToolInvocation } from './ToolCallTracker.js';
 import { isToolCall } from './toolCalls.js';
+import { textAtDone } from './accumulateText.js';
 
 export type { PanelDispatchEvent } from './runChange.js';
 
@@ -25,7 +26,6 @@ export type ViewAction =
   | { readonly kind: 'summary'; readonly summary: RunSummary };
 
 const NONE: readonly ViewAction[] = [];
-const NO_USAGE: UsageTotals = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
 
 /**
  * What a view shows of each change of the run model: the main agent's text
@@ -49,8 +49,7 @@ class ViewActionMapper {
         this.text += change.delta;
         return [{ kind: 'text', text: this.text }];
       case 'done': {
-        // An empty `done.response` (a run that stopped to ask) keeps the streamed text.
-        const text = change.event.response || this.text;
+        const text = textAtDone(this.text, change.event.response);
         if (text === this.text) return NONE;
         this.text = text;
         return [{ kind: 'text', text }];
@@ -68,13 +67,15 @@ class ViewActionMapper {
         return [{ kind: 'usage', usage: change.usage }];
       case 'error':
         return [{ kind: 'error', event: change.event }];
-      case 'summary':
-        // A run without usage reports zero totals, as `sumUsage` does.
-        if (this.usageSeen) return [{ kind: 'summary', summary: change.summary }];
+      case 'summary': {
+        const { summary } = change;
+        // A run without usage reports its zero totals, as `sumUsage` does.
+        if (this.usageSeen) return [{ kind: 'summary', summary }];
         return [
-          { kind: 'usage', usage: NO_USAGE },
-          { kind: 'summary', summary: change.summary },
+          { kind: 'usage', usage: summary.usage },
+          { kind: 'summary', summary },
         ];
+      }
       default:
         return NONE;
     }

@@ -118,11 +118,11 @@ export interface ViewDelegation {
 /** A panel dispatch as the view shows it. */
 export interface ViewPanel {
   readonly id: string;
-  label: string;
-  subagentType: string;
-  status: 'running' | 'completed' | 'failed';
-  durationMs: number | undefined;
-  error: string | undefined;
+  readonly label: string;
+  readonly subagentType: string;
+  readonly status: 'running' | 'completed' | 'failed';
+  readonly durationMs: number | undefined;
+  readonly error: string | undefined;
 }
 
 /** Removes the oldest entries of a map past `limit`. */

@@ -45,7 +45,7 @@ async function* generated(events: Events): AsyncGenerator<EvoEvent | UnknownEven
   for (const event of events) yield event;
 }
 
-/** The events a loop saw, counted by their text lengths too, so that no pass is optimised away. */
+/** How many known events a loop saw: a result each pass must give, so that none is optimised away. */
 async function iterated(iterable: AsyncIterable<EvoEvent | UnknownEvent>): Promise<number> {
   let seen = 0;
   for await (const event of iterable) if (event.type !== 'unknown') seen++;

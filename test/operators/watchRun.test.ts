@@ -102,12 +102,17 @@ describe('watchRun', () => {
 
   it('subscribes to the source as it is when the watcher watches nothing', async () => {
     const events = [values.c, values.d];
+    let models = 0;
     const passed = await lastValueFrom(
       from(events).pipe(
-        watchRun(() => undefined),
+        watchRun(() => {
+          models++;
+          return undefined;
+        }),
         toArray(),
       ),
     );
+    expect([models, passed.length]).toEqual([1, events.length]);
     passed.forEach((event, i) => expect(event).toBe(events[i]));
   });
 });
