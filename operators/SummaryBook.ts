@@ -101,7 +101,7 @@ type Draft<T> = { -readonly [K in keyof T]?: T[K] };
  * to `undefined`, so that a summary equals the object a test writes; one
  * literal per kind of scope, as the tracker makes its snapshots (one per call).
  */
-export function invocationSummary(i: ToolInvocation): InvocationSummary {
+function invocationSummary(i: ToolInvocation): InvocationSummary {
   const { key, id, name, args, subagent, instanceId, status, startedAt, endedAt } = i;
   // A closed invocation has ended; the check only keeps the types whole.
   if (endedAt === undefined) return withError({ key, id, name, args, ...scopeFieldsOf(i), status, startedAt }, i);
