@@ -181,6 +181,11 @@ export function runErrorOf(
   details: EvoSciErrorDetails,
   more: Readonly<Record<string, RunErrorClass>> = {},
 ): EvoSciError {
-  const Class = more[name] ?? RUN_ERROR_CLASSES[name];
+  // The name comes from the wire: only a table's own entries count, never `constructor` or `__proto__`.
+  const Class = Object.hasOwn(more, name)
+    ? more[name]
+    : Object.hasOwn(RUN_ERROR_CLASSES, name)
+      ? RUN_ERROR_CLASSES[name]
+      : undefined;
   return Class ? new Class(message, details) : new EvoSciError(`${name}: ${message}`, details);
 }

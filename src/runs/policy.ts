@@ -7,8 +7,6 @@ import { REQUEST_FIELDS, requestedRunOptions, type RequestField } from '../proce
 import { RunRequestError } from './errors.js';
 import { StartRequest, THREAD_ID } from './wire.js';
 
-/** The fields of a request that set how it runs, besides its prompt and the thread it resumes. */
-
 /** How a hub runs what it is asked to run. */
 export interface RunPolicy {
   /**

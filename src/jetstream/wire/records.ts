@@ -84,7 +84,6 @@ export type DeadLetterRecord = t.TypeOf<typeof DeadLetterRecord>;
 export const StatusRecord = t.union([StartedRecord, FinishedRecord, DeadLetterRecord]);
 export type StatusRecord = t.TypeOf<typeof StatusRecord>;
 
-/** Constructors by class name, for the classes whose constructor is `(message, details)`. */
 /** The errors of this layer that a run can end with, besides those of `run()`. */
 const BROKER_ERRORS = { BrokerError, StorageLimitError };
 

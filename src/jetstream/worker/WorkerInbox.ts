@@ -113,6 +113,15 @@ export class WorkerInbox {
     close.unref?.();
   }
 
+  /** Hands an unreadable delivery back; a connection that is closing takes nothing, and its redelivery comes after the ack wait. */
+  private handBack(reply: string): void {
+    try {
+      this.nc.publish(reply, '-NAK');
+    } catch {
+      // Draining or closed: nothing to do.
+    }
+  }
+
   private receive(msg: Msg): void {
     if (msg.reply?.startsWith('$JS.ACK.')) {
       // A reply this worker cannot read is handed back, never thrown: a throw here would end the connection's reading.
@@ -120,7 +129,7 @@ export class WorkerInbox {
       try {
         delivery = new RequestDelivery(this.nc, msg);
       } catch {
-        return void this.nc.publish(msg.reply, '-NAK');
+        return this.handBack(msg.reply);
       }
       return this.deliver(delivery, Number(msg.subject.slice(this.inbox.length + 1)));
     }
