@@ -8,6 +8,11 @@ export const USAGE = `Usage:
                           replay a recorded transcript as a live run (demos, UI work)
   evosci-rx view FILE|-   show a recorded stream-json transcript; - reads stdin:
                           EvoSci -p "…" --output-format stream-json | evosci-rx view -
+  evosci-rx fake RUN|FILE [--delay MS]
+                          print EVOSCI_BIN and EVOSCI_FAKE for a shell, so that an app's
+                          runs replay a recording through the fake CLI instead of EvoSci:
+                          eval "$(npx evosci-rx fake research --delay 40)"; node server.js
+                          RUN: research, needs-input, needs-approval, resumed, failed
 
 Options of run:
   -p, --prompt TEXT       the task (a value starting with "-": --prompt=-TEXT)
@@ -56,7 +61,15 @@ export interface ViewCommand {
   readonly plain: boolean;
 }
 
-export type Command = { readonly kind: 'help' } | { readonly kind: 'version' } | RunCommand | ViewCommand;
+export interface FakeCommand {
+  readonly kind: 'fake';
+  /** A recorded run's name (`research`) or a transcript's path. */
+  readonly transcript: string;
+  /** The pause before each event, in ms. */
+  readonly delayMs: number;
+}
+
+export type Command = { readonly kind: 'help' } | { readonly kind: 'version' } | RunCommand | ViewCommand | FakeCommand;
 
 const OPTIONS = {
   prompt: { type: 'string', short: 'p' },
@@ -67,6 +80,7 @@ const OPTIONS = {
   'no-auto-mode': { type: 'boolean' },
   replay: { type: 'string' },
   speed: { type: 'string' },
+  delay: { type: 'string' },
   json: { type: 'boolean' },
   plain: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -110,7 +124,7 @@ function speed(text: string | undefined): number {
  * such a value is read as theirs, so that the command line says first
  * whether the option applies, then what it takes.
  */
-const NEVER_DASHED = new Set(['--timeout', '--speed']);
+const NEVER_DASHED = new Set(['--timeout', '--speed', '--delay']);
 
 /** `parseArgs` of `argv`, its errors as usage errors in the command's words. */
 function parsedArgs(
@@ -197,8 +211,10 @@ export function parseCommand(argv: readonly string[]): Command {
   const { values, command, rest, after } = tokenize(argv);
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
-  if (command === undefined) throw new UsageError('no command: run or view');
+  if (command === undefined) throw new UsageError('no command: run, view or fake');
+  if (command === 'fake') return fakeCommand(values, rest, after);
   if (command !== 'run' && command !== 'view') throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  if (values.delay !== undefined) throw new UsageError('--delay is an option of fake');
   const plain = values.plain === true;
   if (command === 'view') {
     const runOnly = RUN_ONLY.find((name) => values[name] !== undefined);
@@ -251,4 +267,18 @@ function replayCommand(
     plain,
     replay: { file: values.replay!, speed: speed(values.speed) },
   };
+}
+
+/** `fake RUN|FILE [--delay MS]`: the environment that points an app's runs at the fake CLI. */
+function fakeCommand(values: ReturnType<typeof tokenize>['values'], rest: readonly string[], after: readonly string[]) {
+  const other = (Object.keys(OPTIONS) as (keyof typeof OPTIONS)[]).find(
+    (name) => name !== 'delay' && values[name] !== undefined,
+  );
+  if (other !== undefined) throw new UsageError(`--${other} is not an option of fake`);
+  if (rest.length !== 1 || after.length > 0) throw new UsageError('fake takes one recorded run or FILE');
+  const text = values.delay ?? '0';
+  const delayMs = Number(text);
+  if (text.trim() === '' || !(Number.isSafeInteger(delayMs) && delayMs >= 0))
+    throw new UsageError(`--delay takes a whole number of milliseconds, such as 40, not ${JSON.stringify(text)}`);
+  return { kind: 'fake', transcript: rest[0]!, delayMs } satisfies FakeCommand;
 }

@@ -6,6 +6,7 @@ import type { EvoEvent } from '../src/events/codecs.js';
 import { run, type ExitInfo } from '../src/process/run.js';
 import type { RunOutcome } from '../operators/index.js';
 import { parseCommand, USAGE, UsageError, type Command, type RunCommand, type ViewCommand } from './args.js';
+import { fakeEnvironment } from './fake.js';
 import { checkReadable, CommandError, openRecording, transcriptSource, type Recording } from './files.js';
 import { complain, onDiagnostic, resumeHint, show, threadLearned, version } from './output.js';
 import { replay$ } from './replay.js';
@@ -65,7 +66,7 @@ async function runSource(command: RunCommand, stop: Stop): Promise<Source | unde
   return { events$: recorded$, exit, recording };
 }
 
-async function main(command: Exclude<Command, { kind: 'help' | 'version' }>): Promise<number> {
+async function main(command: Exclude<Command, { kind: 'help' | 'version' | 'fake' }>): Promise<number> {
   // Before anything is opened: a signal is heard whatever the command waits for.
   const stop = new Stop();
   process.stdout.on('error', stop.breaks('standard output'));
@@ -93,7 +94,8 @@ async function start(): Promise<number> {
   const command = parseCommand(process.argv.slice(2));
   if (command.kind === 'help') process.stdout.write(`${USAGE}\n`);
   if (command.kind === 'version') process.stdout.write(`evosci-rx ${version()}\n`);
-  return command.kind === 'help' || command.kind === 'version' ? 0 : main(command);
+  if (command.kind === 'fake') process.stdout.write(fakeEnvironment(command));
+  return command.kind === 'help' || command.kind === 'version' || command.kind === 'fake' ? 0 : main(command);
 }
 
 start().then(

@@ -301,3 +301,58 @@ describe.concurrent('evosci-rx run, as a person stops it or replays it', () => {
     expect((await command(['--help'])).stdout).toMatch(/--replay FILE/);
   });
 });
+
+describe.concurrent('evosci-rx fake, as an app is pointed at the fake CLI', () => {
+  /** A POSIX shell that evals what `fake` printed, then runs `then` in that environment. */
+  function inShell(fakeArgs: string, then: string): Promise<Ran> {
+    const script = `eval "$("${process.execPath}" "${bin}" fake ${fakeArgs})" && ${then}`;
+    return new Promise((resolve) => {
+      const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+      for (const name of ['EVOSCI_BIN', 'EVOSCI_FAKE']) delete env[name];
+      execFile('/bin/sh', ['-c', script], { env }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+      );
+    });
+  }
+
+  it('prints EVOSCI_BIN and EVOSCI_FAKE, and a run started in that environment replays the recording', async () => {
+    const ran = await inShell('research --delay 1', `"${process.execPath}" "${bin}" run -p anything --json`);
+    expect(ran).toMatchObject({ code: 0, stderr: '' });
+    const types = ran.stdout
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { type: string }).type);
+    expect(types).toHaveLength(203);
+    expect(types.at(-1)).toBe('done');
+  });
+
+  it("takes a transcript of the app's own, and the run ends as the transcript does", async () => {
+    const file = scratch()('fake.jsonl');
+    writeFileSync(file, `${line(ev.text('hi'))}\n${line(ev.error('boom'))}\n`);
+    const ran = await inShell(`"${file}"`, `"${process.execPath}" "${bin}" run -p x --json`);
+    expect(ran.code).toBe(1);
+    expect(
+      ran.stdout
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as { type: string }).type),
+    ).toEqual(['text', 'error']);
+  });
+
+  it.each([
+    [['fake'], /fake takes one recorded run or FILE/],
+    [['fake', 'research', '--delay', 'soon'], /--delay takes a whole number of milliseconds/],
+    [['fake', 'research', '--json'], /--json is not an option of fake/],
+    [['run', '-p', 'x', '--delay', '5'], /--delay is an option of fake/],
+  ])('refuses %j with a usage error', async (args, message) => {
+    const ran = await command(args);
+    expect(ran.code).toBe(2);
+    expect(ran.stderr).toMatch(message);
+  });
+
+  it('names a transcript it cannot read', async () => {
+    const ran = await command(['fake', '/nonexistent/run.jsonl']);
+    expect(ran).toMatchObject({ code: 1, stdout: '' });
+    expect(ran.stderr).toMatch(/cannot read \/nonexistent\/run.jsonl: no such file/);
+  });
+});
