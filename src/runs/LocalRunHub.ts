@@ -64,6 +64,11 @@ function limit(name: string, value: number | undefined, fallback: number): numbe
 export async function runHub(options: RunHubOptions = {}): Promise<RunHub> {
   const onDiagnostic = options.onDiagnostic ?? (() => undefined);
   const store = options.dir === undefined ? memoryStore : new DirStore(options.dir, onDiagnostic);
+  return runHubOn(store, options);
+}
+
+/** `runHub` on a store given, `dir` aside: how a test stands between the hub and its store. */
+export async function runHubOn(store: RunStore, options: RunHubOptions = {}): Promise<RunHub> {
   const hub = new LocalRunHub(options, store);
   hub.adopt(await store.open());
   return hub;
