@@ -128,12 +128,13 @@ class LocalRunHub implements RunHub {
     const live = LocalRun.prepare(stored, this.store, this.hooks);
     this.hold(live, stored);
     try {
-      await this.store.save(stored);
+      await live.record();
     } catch (err) {
       this.runs.delete(id);
       if (key !== undefined) this.keys.delete(key);
       throw err;
     }
+    // A cancel or close that came while it was saved has ended it: it does not start.
     live.begin(runOptions);
     return { id, created: true };
   }
