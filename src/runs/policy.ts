@@ -76,6 +76,9 @@ export function policyRunOptions(
   return requestedRunOptions(given, request, allowed);
 }
 
+/** A fingerprint, as `fingerprintOf` makes it: a SHA-256 in base64url. */
+export const FINGERPRINT = /^[A-Za-z0-9_-]{43}$/;
+
 /** What makes two requests the same request, whatever the order of their keys. */
 export function fingerprintOf(request: StartRequest): string {
   const { prompt, resume, workdir, autoMode, timeoutMs, metadata } = request;
@@ -85,7 +88,7 @@ export function fingerprintOf(request: StartRequest): string {
 }
 
 /** An idempotency key: 1 to 255 visible ASCII characters. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function checkIdempotencyKey(key: string | undefined): void {
   if (key !== undefined && !IDEMPOTENCY_KEY.test(key))

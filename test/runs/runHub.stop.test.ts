@@ -42,7 +42,7 @@ class HoldingStore implements RunStore {
   events = (id: string) => this.inner.events(id);
   read: RunStore['read'] = (...args) => this.inner.read(...args);
   bytes = (id: string) => this.inner.bytes(id);
-  remove: RunStore['remove'] = (...args) => this.inner.remove(...args);
+  forget: RunStore['forget'] = (...args) => this.inner.forget(...args);
 }
 
 /** Throws unless `pid` is gone: `kill(pid, 0)` fails with ESRCH (a zombie not yet reaped would still answer). */
