@@ -39,34 +39,39 @@ export class LocalRun {
   private readonly stored: StoredRun;
   private log: RunLog | undefined;
   private readonly sink: EventSink;
+  /** Its `run()`, made when it is prepared; none for a run found in the store. */
+  private readonly events$: Observable<EvoEvent | UnknownEvent> | undefined;
   private subscription: Subscription | undefined;
   private phase: ProcessPhase = 'unborn';
   /** Resolves once `phase` is `gone`. */
   private readonly exited: Promise<void>;
   private markExited!: () => void;
   private logBytes = 0;
-  /** The writes of the run's end, one after another: the last one made is the last one written. */
+  /** The writes of its record, one after another (the first, then its end's): the last made is the last written. */
   private saving: Promise<void> = Promise.resolve();
 
   private constructor(
     stored: StoredRun,
     private readonly store: RunStore,
     private readonly hooks: RunHooks,
+    options: RunOptions | undefined,
   ) {
     this.stored = stored;
+    // First: options that `run()` refuses are refused before the run is recorded or a file opened.
+    this.events$ = options && this.runOf(options);
     this.log = store.durable && stored.status.state !== 'running' ? undefined : new RunLog();
     this.sink = store.events(stored.status.id);
     this.exited = new Promise<void>((resolve) => (this.markExited = resolve));
   }
 
-  /** A new run, to `record`, then `begin`. */
-  static prepare(stored: StoredRun, store: RunStore, hooks: RunHooks): LocalRun {
-    return new LocalRun(stored, store, hooks);
+  /** A new run, to `record`, then `begin`; throws the `TypeError` of options `run()` does not take. */
+  static prepare(stored: StoredRun, store: RunStore, hooks: RunHooks, options: RunOptions): LocalRun {
+    return new LocalRun(stored, store, hooks, options);
   }
 
   /** A run found in the store when the hub opened: ended, its events in the store. */
   static stored(stored: StoredRun, store: RunStore, hooks: RunHooks): LocalRun {
-    const found = new LocalRun(stored, store, hooks);
+    const found = new LocalRun(stored, store, hooks, undefined);
     found.goneNow();
     return found;
   }
@@ -145,19 +150,11 @@ export class LocalRun {
     return first;
   }
 
-  /** Starts the run, unless it was stopped while its record was saved: subscribes to `run(options)`. */
-  begin(options: RunOptions): void {
-    if (this.phase !== 'unborn') return;
+  /** Starts the run, unless it was stopped while its record was saved: subscribes to its `run()`. */
+  begin(): void {
+    if (this.phase !== 'unborn' || this.events$ === undefined) return;
     this.phase = 'spawning';
-    const subscription = run({
-      ...options,
-      onSpawn: (pid) => {
-        if (this.phase === 'spawning') this.phase = 'running';
-        this.stored.status.startedAt = new Date().toISOString();
-        options.onSpawn?.(pid);
-      },
-      onExit: (info) => this.onExit(info, options),
-    }).subscribe({
+    const subscription = this.events$.subscribe({
       next: (event) => this.append(event),
       error: (err: unknown) => this.end(runEndOf(err).state, err),
       complete: () => this.end('completed', undefined),
@@ -167,6 +164,18 @@ export class LocalRun {
     if (this.ended) subscription.unsubscribe();
     // No pid reported: no process started (it could not, or the run's stand-in has none).
     if (this.phase === 'spawning') this.goneNow();
+  }
+
+  private runOf(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
+    return run({
+      ...options,
+      onSpawn: (pid) => {
+        if (this.phase === 'spawning') this.phase = 'running';
+        this.stored.status.startedAt = new Date().toISOString();
+        options.onSpawn?.(pid);
+      },
+      onExit: (info) => this.onExit(info, options),
+    });
   }
 
   private goneNow(): void {

@@ -127,7 +127,7 @@ class LocalRunHub implements RunHub {
     const runOptions = policyRunOptions(this.options, this.allowed, checked, id);
     const stored = this.newRecord(id, checked, key, fingerprint);
     // Held before the first await: a repeat of the key, or one start too many, is refused meanwhile.
-    const live = LocalRun.prepare(stored, this.store, this.hooks);
+    const live = LocalRun.prepare(stored, this.store, this.hooks, runOptions);
     this.hold(live, stored);
     try {
       await live.record();
@@ -137,7 +137,7 @@ class LocalRunHub implements RunHub {
       throw err;
     }
     // A cancel or close that came while it was saved has ended it: it does not start.
-    live.begin(runOptions);
+    live.begin();
     return { id, created: true };
   }
 

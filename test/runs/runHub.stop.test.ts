@@ -2,7 +2,7 @@
 // DELETE: its end is written only once no process of it can exist, and a
 // stop that comes before the spawn means the CLI never starts.
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -221,5 +221,18 @@ describe('runHub in a directory behind runsHandler', () => {
     }
     expect(answers).toEqual(Array.from({ length: 30 }, () => [200, 'cancelled']));
     for (const pid of pids) expectGone(pid);
+  });
+});
+
+describe('runHub whose runOptions run() refuses', () => {
+  it('refuses the start with the TypeError, and holds no run that would keep close() waiting', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'evosci-rx-hub-refused-'));
+    const hub = await runHub({ dir, runOptions: (startRequest) => ({ prompt: startRequest.prompt, timeoutMs: -1 }) });
+    await expect(hub.start({ prompt: 'a run' })).rejects.toThrow(TypeError);
+    expect(await hub.list()).toEqual([]);
+    // Nothing recorded: a hub opened again on the directory finds nothing either.
+    expect(readdirSync(dir)).toEqual([]);
+    await hub.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 });
