@@ -1,6 +1,7 @@
 // A hub's runs in a directory: `<id>.jsonl` holds a run's events as they
-// came, `<id>.json` its status. A hub opened again on the directory serves
-// every finished run whole, and reports a run that was live as interrupted.
+// came, `<id>.json` its status, `forgotten.runs.jsonl` the runs it forgot.
+// A hub opened again on the directory serves every finished run whole,
+// reports a run that was live as interrupted, and knows what it forgot.
 import { createWriteStream, statSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -12,8 +13,17 @@ import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import { fromJsonlFile } from '../files/fromJsonlFile.js';
 import type { FlowControl } from '../common/FlowControl.js';
 import { RunInterruptedError } from './errors.js';
+import { ForgottenLog } from './ForgottenLog.js';
+import { REMEMBERED_FORGOTTEN } from './ForgottenRuns.js';
 import { errorInfoOf } from './runEnd.js';
-import { StoredRun, type EventSink, type RunStore } from './RunStore.js';
+import {
+  isHubMade,
+  StoredRun,
+  type EventSink,
+  type ForgottenRun,
+  type OpenedStore,
+  type RunStore,
+} from './RunStore.js';
 import { RUN_ID } from './runId.js';
 import type { IndexedEvent } from './wire.js';
 
@@ -52,18 +62,29 @@ export class DirStore implements RunStore {
   readonly durable = true;
   /** Each run's status writes, one after another, so that the last one written is the last one made. */
   private readonly writes = new Map<string, Promise<void>>();
+  private readonly forgotten: ForgottenLog;
 
   constructor(
     private readonly dir: string,
     private readonly onDiagnostic: (issue: DecodeIssue) => void,
-  ) {}
+    remembered = REMEMBERED_FORGOTTEN,
+  ) {
+    this.forgotten = new ForgottenLog(dir, remembered, onDiagnostic);
+  }
 
-  async open(): Promise<StoredRun[]> {
+  async open(): Promise<OpenedStore> {
     await mkdir(this.dir, { recursive: true });
+    const forgotten = await this.forgotten.read();
+    const forgottenIds = new Set(forgotten.map((run) => run.id));
     const runs: StoredRun[] = [];
     for (const name of (await readdir(this.dir)).sort()) {
       const id = name.endsWith('.json') ? name.slice(0, -'.json'.length) : undefined;
       if (id === undefined || !RUN_ID.test(id)) continue;
+      // Forgotten, its files left by a crash before they were removed: they go now.
+      if (forgottenIds.has(id)) {
+        await this.removeFiles(id);
+        continue;
+      }
       const stored = await this.load(id, name);
       if (stored)
         runs.push(
@@ -72,9 +93,10 @@ export class DirStore implements RunStore {
             : stored,
         );
     }
-    return runs.sort((a, b) =>
+    runs.sort((a, b) =>
       a.status.createdAt < b.status.createdAt ? -1 : a.status.createdAt > b.status.createdAt ? 1 : 0,
     );
+    return { runs, forgotten };
   }
 
   save(run: StoredRun): Promise<void> {
@@ -115,9 +137,15 @@ export class DirStore implements RunStore {
     }
   }
 
-  async remove(id: string): Promise<void> {
-    await this.writes.get(id);
-    this.writes.delete(id);
+  /** Records the run as forgotten before its files go: a crash between the two leaves it forgotten all the same. */
+  async forget(run: ForgottenRun): Promise<void> {
+    await this.writes.get(run.id);
+    this.writes.delete(run.id);
+    await this.forgotten.append(run);
+    await this.removeFiles(run.id);
+  }
+
+  private async removeFiles(id: string): Promise<void> {
     await Promise.all([rm(this.statusPath(id), { force: true }), rm(this.eventsPath(id), { force: true })]);
   }
 
@@ -131,7 +159,7 @@ export class DirStore implements RunStore {
       value = undefined;
     }
     const decoded = StoredRun.decode(value);
-    if (!isLeft(decoded) && decoded.right.status.id === id) return decoded.right;
+    if (!isLeft(decoded) && decoded.right.status.id === id && isHubMade({ ...decoded.right, id })) return decoded.right;
     this.onDiagnostic(new DecodeIssue(1, text, `${name} in ${this.dir} is not the status of run ${id}; skipped`));
     return undefined;
   }

@@ -19,6 +19,15 @@ export interface RunHooks {
 }
 
 /**
+ * Where a run's process is, for its end to be written only once none of it can exist:
+ * - `unborn`: not begun; a run that ends now never starts one;
+ * - `spawning`: its `run()` being subscribed: whether a process started is known once that returns;
+ * - `running`: its process reported its pid, and has not exited;
+ * - `gone`: none is left and none will start (it exited, could not start, or the run never began).
+ */
+type ProcessPhase = 'unborn' | 'spawning' | 'running' | 'gone';
+
+/**
  * One run of a hub in this process: the hub is the only subscriber of its
  * `run()`, so every reader and the cancel act on the same process. Its
  * events go to its log (read by every reader from its own place) and to its
@@ -30,35 +39,40 @@ export class LocalRun {
   private readonly stored: StoredRun;
   private log: RunLog | undefined;
   private readonly sink: EventSink;
+  /** Its `run()`, made when it is prepared; none for a run found in the store. */
+  private readonly events$: Observable<EvoEvent | UnknownEvent> | undefined;
   private subscription: Subscription | undefined;
+  private phase: ProcessPhase = 'unborn';
+  /** Resolves once `phase` is `gone`. */
   private readonly exited: Promise<void>;
   private markExited!: () => void;
-  private processGone = false;
   private logBytes = 0;
-  /** The writes of the run's end, one after another: the last one made is the last one written. */
+  /** The writes of its record, one after another (the first, then its end's): the last made is the last written. */
   private saving: Promise<void> = Promise.resolve();
 
   private constructor(
     stored: StoredRun,
     private readonly store: RunStore,
     private readonly hooks: RunHooks,
+    options: RunOptions | undefined,
   ) {
     this.stored = stored;
+    // First: options that `run()` refuses are refused before the run is recorded or a file opened.
+    this.events$ = options && this.runOf(options);
     this.log = store.durable && stored.status.state !== 'running' ? undefined : new RunLog();
     this.sink = store.events(stored.status.id);
     this.exited = new Promise<void>((resolve) => (this.markExited = resolve));
   }
 
-  /** A new run, to `begin` once its hub has stored its status. */
-  static prepare(stored: StoredRun, store: RunStore, hooks: RunHooks): LocalRun {
-    return new LocalRun(stored, store, hooks);
+  /** A new run, to `record`, then `begin`; throws the `TypeError` of options `run()` does not take. */
+  static prepare(stored: StoredRun, store: RunStore, hooks: RunHooks, options: RunOptions): LocalRun {
+    return new LocalRun(stored, store, hooks, options);
   }
 
   /** A run found in the store when the hub opened: ended, its events in the store. */
   static stored(stored: StoredRun, store: RunStore, hooks: RunHooks): LocalRun {
-    const found = new LocalRun(stored, store, hooks);
-    found.processGone = true;
-    found.markExited();
+    const found = new LocalRun(stored, store, hooks, undefined);
+    found.goneNow();
     return found;
   }
 
@@ -82,7 +96,7 @@ export class LocalRun {
 
   /** Ended, its process gone and its end stored: only then may it be forgotten. */
   get settled(): boolean {
-    return this.ended && this.processGone;
+    return this.ended && this.phase === 'gone';
   }
 
   /** The size of its events as JSONL: in the store when it holds them, else in the log. */
@@ -129,20 +143,44 @@ export class LocalRun {
     this.end(state, error);
   }
 
-  /** Starts the run: subscribes to `run(options)`. */
-  begin(options: RunOptions): void {
-    this.subscription = run({
-      ...options,
-      onSpawn: (pid) => {
-        this.stored.status.startedAt = new Date().toISOString();
-        options.onSpawn?.(pid);
-      },
-      onExit: (info) => this.onExit(info, options),
-    }).subscribe({
+  /** Saves its first record; the writes of its end queue behind it. */
+  record(): Promise<void> {
+    const first = this.store.save(this.stored);
+    this.saving = first.catch(() => undefined);
+    return first;
+  }
+
+  /** Starts the run, unless it was stopped while its record was saved: subscribes to its `run()`. */
+  begin(): void {
+    if (this.phase !== 'unborn' || this.events$ === undefined) return;
+    this.phase = 'spawning';
+    const subscription = this.events$.subscribe({
       next: (event) => this.append(event),
       error: (err: unknown) => this.end(runEndOf(err).state, err),
       complete: () => this.end('completed', undefined),
     });
+    this.subscription = subscription;
+    // Stopped as it spawned (an onSpawn of the app's cancelled it): its process is stopped now.
+    if (this.ended) subscription.unsubscribe();
+    // No pid reported: no process started (it could not, or the run's stand-in has none).
+    if (this.phase === 'spawning') this.goneNow();
+  }
+
+  private runOf(options: RunOptions): Observable<EvoEvent | UnknownEvent> {
+    return run({
+      ...options,
+      onSpawn: (pid) => {
+        if (this.phase === 'spawning') this.phase = 'running';
+        this.stored.status.startedAt = new Date().toISOString();
+        options.onSpawn?.(pid);
+      },
+      onExit: (info) => this.onExit(info, options),
+    });
+  }
+
+  private goneNow(): void {
+    this.phase = 'gone';
+    this.markExited();
   }
 
   private append(event: EvoEvent | UnknownEvent): void {
@@ -154,8 +192,7 @@ export class LocalRun {
 
   private onExit(info: ExitInfo, options: RunOptions): void {
     if (info.threadId !== undefined) this.stored.status.threadId = info.threadId;
-    this.processGone = true;
-    this.markExited();
+    this.goneNow();
     options.onExit?.(info);
     // A run that ended before its process exited is saved again, with the thread its exit reported.
     if (this.ended) this.saveEnd();
@@ -168,11 +205,8 @@ export class LocalRun {
     status.state = state;
     status.endedAt = new Date().toISOString();
     if (ending.error) status.error = ending.error;
-    // A run that could not spawn has no exit to wait for.
-    if (status.startedAt === undefined) {
-      this.processGone = true;
-      this.markExited();
-    }
+    // Ended before it began: it never starts, so there is no exit to wait for.
+    if (this.phase === 'unborn') this.goneNow();
     this.log?.end();
     this.saveEnd();
   }

@@ -1,6 +1,7 @@
 import { defer, type Observable } from 'rxjs';
 import type { DecodeIssue } from '../events/errors.js';
 import { DirStore } from './DirStore.js';
+import { ForgottenRuns } from './ForgottenRuns.js';
 import {
   ForgottenRunError,
   HubClosedError,
@@ -19,16 +20,18 @@ import {
   type RunPolicy,
 } from './policy.js';
 import type { RequestField } from '../process/requestedOptions.js';
-import { RecentSet } from './RecentSet.js';
 import type { FollowOptions, RunHub, StartedRun, StartOptions } from './RunHub.js';
 import { newRunId, RUN_ID } from './runId.js';
-import type { RunStore, StoredRun } from './RunStore.js';
+import type { ForgottenRun, OpenedStore, RunStore, StoredRun } from './RunStore.js';
 import type { IndexedEvent, RunStatus, StartRequest } from './wire.js';
 import { wholeAtLeast } from '../common/checks.js';
 
 /** Options of `runHub`. */
 export interface RunHubOptions extends RunPolicy {
-  /** A directory that keeps each run (`<id>.jsonl` and `<id>.json`) across restarts. Default: memory only. */
+  /**
+   * A directory that keeps each run (`<id>.jsonl` and `<id>.json`) and the
+   * runs forgotten (`forgotten.runs.jsonl`) across restarts. Default: memory only.
+   */
   readonly dir?: string | undefined;
   /** Runs whose process is alive at once; one more start is refused with `HubFullError`. Default 4. */
   readonly maxLive?: number | undefined;
@@ -41,9 +44,6 @@ export interface RunHubOptions extends RunPolicy {
   /** `dir` could not take a run's events or status (the disk is full): the run's events stay in memory. Default: a process warning. */
   readonly onStoreError?: ((error: unknown, id: string) => void) | undefined;
 }
-
-/** Ids and keys of forgotten runs remembered, so that a late reader hears 410 and a late retry starts nothing. */
-const REMEMBERED_FORGOTTEN = 10_000;
 
 function limit(name: string, value: number | undefined, fallback: number): number {
   return wholeAtLeast('runHub', name, value ?? fallback, 1);
@@ -64,6 +64,11 @@ function limit(name: string, value: number | undefined, fallback: number): numbe
 export async function runHub(options: RunHubOptions = {}): Promise<RunHub> {
   const onDiagnostic = options.onDiagnostic ?? (() => undefined);
   const store = options.dir === undefined ? memoryStore : new DirStore(options.dir, onDiagnostic);
+  return runHubOn(store, options);
+}
+
+/** `runHub` on a store given, `dir` aside: how a test stands between the hub and its store. */
+export async function runHubOn(store: RunStore, options: RunHubOptions = {}): Promise<RunHub> {
   const hub = new LocalRunHub(options, store);
   hub.adopt(await store.open());
   return hub;
@@ -73,9 +78,10 @@ export async function runHub(options: RunHubOptions = {}): Promise<RunHub> {
 class LocalRunHub implements RunHub {
   private readonly runs = new Map<string, LocalRun>();
   private readonly keys = new Map<string, { readonly id: string; readonly fingerprint: string | undefined }>();
-  private readonly forgotten = new RecentSet<string>(REMEMBERED_FORGOTTEN);
-  /** Keys of forgotten runs, still in `keys` until this many newer ones push them out. */
-  private readonly forgottenKeys = new RecentSet<string>(REMEMBERED_FORGOTTEN, (key) => this.keys.delete(key));
+  /** Its forgotten runs, whose ids answer 410 and whose keys start nothing. */
+  private readonly forgotten = new ForgottenRuns();
+  /** Forgotten runs being removed from the store: `close` waits for them. */
+  private readonly removals = new Set<Promise<void>>();
   private readonly allowed: readonly RequestField[];
   private readonly maxLive: number;
   private readonly keepFinished: number;
@@ -97,9 +103,10 @@ class LocalRunHub implements RunHub {
     };
   }
 
-  /** The runs a store held when the hub opened. */
-  adopt(found: readonly StoredRun[]): void {
-    for (const stored of found) this.hold(LocalRun.stored(stored, this.store, this.hooks), stored);
+  /** What a store held when the hub opened. */
+  adopt(found: OpenedStore): void {
+    for (const run of found.forgotten) this.forgotten.add(run);
+    for (const stored of found.runs) this.hold(LocalRun.stored(stored, this.store, this.hooks), stored);
     this.forgetOld();
   }
 
@@ -109,7 +116,7 @@ class LocalRunHub implements RunHub {
     const key = options.idempotencyKey;
     checkIdempotencyKey(key);
     const fingerprint = fingerprintOf(checked);
-    const repeated = key === undefined ? undefined : this.keys.get(key);
+    const repeated = key === undefined ? undefined : (this.keys.get(key) ?? this.forgotten.withKey(key));
     if (repeated) {
       if (repeated.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError(repeated.id);
       return { id: repeated.id, created: false };
@@ -120,16 +127,17 @@ class LocalRunHub implements RunHub {
     const runOptions = policyRunOptions(this.options, this.allowed, checked, id);
     const stored = this.newRecord(id, checked, key, fingerprint);
     // Held before the first await: a repeat of the key, or one start too many, is refused meanwhile.
-    const live = LocalRun.prepare(stored, this.store, this.hooks);
+    const live = LocalRun.prepare(stored, this.store, this.hooks, runOptions);
     this.hold(live, stored);
     try {
-      await this.store.save(stored);
+      await live.record();
     } catch (err) {
       this.runs.delete(id);
       if (key !== undefined) this.keys.delete(key);
       throw err;
     }
-    live.begin(runOptions);
+    // A cancel or close that came while it was saved has ended it: it does not start.
+    live.begin();
     return { id, created: true };
   }
 
@@ -157,6 +165,7 @@ class LocalRunHub implements RunHub {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all([...this.runs.values()].map((r) => r.interrupt()));
+    await Promise.all(this.removals);
   }
 
   private newRecord(id: string, request: StartRequest, key: string | undefined, fingerprint: string): StoredRun {
@@ -196,11 +205,20 @@ class LocalRunHub implements RunHub {
   }
 
   private forget(old: LocalRun): void {
+    const { idempotencyKey, fingerprint } = old.key;
+    const run: ForgottenRun = {
+      id: old.id,
+      ...(idempotencyKey !== undefined && { idempotencyKey }),
+      ...(fingerprint !== undefined && { fingerprint }),
+    };
     this.runs.delete(old.id);
-    this.forgotten.add(old.id);
-    const { idempotencyKey } = old.key;
+    if (idempotencyKey !== undefined) this.keys.delete(idempotencyKey);
     // The key still names the run: a late retry hears of it (and 410 on reading), never starts another.
-    if (idempotencyKey !== undefined) this.forgottenKeys.add(idempotencyKey);
-    void this.store.remove(old.id).catch((err: unknown) => this.hooks.onStoreError(err, old.id));
+    this.forgotten.add(run);
+    const removal = this.store
+      .forget(run)
+      .catch((err: unknown) => this.hooks.onStoreError(err, old.id))
+      .finally(() => this.removals.delete(removal));
+    this.removals.add(removal);
   }
 }

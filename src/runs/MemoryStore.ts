@@ -6,10 +6,10 @@ const NO_SINK: EventSink = { append: () => undefined, close: () => Promise.resol
 /** No store: a hub without `dir` keeps its runs' events in their logs, and loses them with the process. */
 export const memoryStore: RunStore = {
   durable: false,
-  open: () => Promise.resolve([]),
+  open: () => Promise.resolve({ runs: [], forgotten: [] }),
   save: (_run: StoredRun) => Promise.resolve(),
   events: () => NO_SINK,
   read: () => EMPTY,
   bytes: () => 0,
-  remove: () => Promise.resolve(),
+  forget: () => Promise.resolve(),
 };

@@ -22,6 +22,7 @@ export interface RunPolicy {
 
 /** A prompt is one argv element: Linux takes at most 131,072 bytes. */
 const MAX_PROMPT_BYTES = 131_072;
+/** Metadata as JSON, in UTF-8 bytes as it is stored and sent: a character may take four. */
 const MAX_METADATA_BYTES = 16 * 1024;
 const START_FIELDS = new Set(['prompt', 'resume', ...REQUEST_FIELDS, 'metadata']);
 
@@ -45,7 +46,7 @@ export function checkStartRequest(value: unknown): StartRequest {
     throw new RunRequestError('resume must be a thread id a run reported');
   if (request.timeoutMs !== undefined && !(Number.isSafeInteger(request.timeoutMs) && request.timeoutMs > 0))
     throw new RunRequestError('timeoutMs must be a whole number of milliseconds above 0');
-  if (request.metadata !== undefined && JSON.stringify(request.metadata).length > MAX_METADATA_BYTES)
+  if (request.metadata !== undefined && Buffer.byteLength(JSON.stringify(request.metadata)) > MAX_METADATA_BYTES)
     throw new RunRequestError(`metadata is over ${MAX_METADATA_BYTES} bytes`);
   return request;
 }
@@ -75,6 +76,9 @@ export function policyRunOptions(
   return requestedRunOptions(given, request, allowed);
 }
 
+/** A fingerprint, as `fingerprintOf` makes it: a SHA-256 in base64url. */
+export const FINGERPRINT = /^[A-Za-z0-9_-]{43}$/;
+
 /** What makes two requests the same request, whatever the order of their keys. */
 export function fingerprintOf(request: StartRequest): string {
   const { prompt, resume, workdir, autoMode, timeoutMs, metadata } = request;
@@ -84,7 +88,7 @@ export function fingerprintOf(request: StartRequest): string {
 }
 
 /** An idempotency key: 1 to 255 visible ASCII characters. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export function checkIdempotencyKey(key: string | undefined): void {
   if (key !== undefined && !IDEMPOTENCY_KEY.test(key))
