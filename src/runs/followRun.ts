@@ -11,11 +11,13 @@ import {
   map,
   of,
   retry,
+  asyncScheduler,
   switchMap,
   takeWhile,
   throwError,
   timer,
   type Observable,
+  type SchedulerLike,
 } from 'rxjs';
 import { checkDecodeOptions, type DecodeOptions } from '../events/decode/JsonlDecoder.js';
 import { decodeLine } from '../events/decode/decodeLine.js';
@@ -36,9 +38,16 @@ export interface FollowRunOptions extends DecodeOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** The index of the last event already held: the follow starts after it. Default: from the first event. */
   readonly after?: number;
-  /** Milliseconds before reconnecting, until the server's `retry:` field sets another delay. Default 1000. */
+  /**
+   * Milliseconds before reconnecting, until the server's `retry:` field sets
+   * another delay (at most `MAX_SERVER_RETRY_MS`, a minute). Default 1000.
+   */
   readonly retryDelayMs?: number;
-  /** Failed connections in a row (no new event in between) after which the follow errors. Default 5. */
+  /**
+   * Failed connections in a row (no new event in between) after which the
+   * follow errors, whatever failed: a refused request, a 5xx, a body that
+   * broke, went silent, ended without `end` or held a message too long. Default 5.
+   */
   readonly maxRetries?: number;
   /**
    * Milliseconds without a byte from the hub (no event, no heartbeat) after
@@ -52,6 +61,7 @@ export interface FollowRunOptions extends DecodeOptions {
 /** The options with their defaults, checked once per `followRun` call. */
 interface Settings extends Pick<FollowRunOptions, 'headers' | 'keepUnknown' | 'strict' | 'onDiagnostic'> {
   readonly fetch: typeof fetch;
+  readonly scheduler: SchedulerLike;
   readonly maxLineBytes: number;
   readonly after: number;
   readonly retryDelayMs: number;
@@ -67,19 +77,29 @@ const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
 const FRAME_SLACK = 64;
 /** How much of a refusal's body is read for its message. */
 const ERROR_BODY_LIMIT = 4096;
+/**
+ * The longest a server's `retry:` field makes the follower wait: a server
+ * that asks for more (`retry: 2000000000`, 23 days) gets this.
+ */
+export const MAX_SERVER_RETRY_MS = 60_000;
 /** The step of a connection that ends the follow: the run completed. */
 const END = Symbol('end');
+/** What a `204 No Content` opens: no body, the run has nothing more to send. */
+const NO_CONTENT = Symbol('no content');
 
 /** A failure that a new connection may get past; `error` is what the follow errors with once retries run out. */
 class Reconnect extends Error {
-  constructor(
-    readonly error: Error,
-    /** Whether it counts against `maxRetries`: skipping an oversized event does not. */
-    readonly counted = true,
-  ) {
+  constructor(readonly error: Error) {
     super(error.message);
   }
 }
+
+/** Where a follow's timers come from: RxJS's async scheduler in use, a virtual one in tests. */
+export interface FollowEnvironment {
+  readonly scheduler: SchedulerLike;
+}
+
+const liveEnvironment: FollowEnvironment = { scheduler: asyncScheduler };
 
 /**
  * Follows a run served by a run hub (`GET /runs/:id/events`, Server-Sent
@@ -93,7 +113,8 @@ class Reconnect extends Error {
  * after `maxRetries` failures in a row it errors. A missing index is an
  * error, never skipped over. Completes when the run completed; errors as
  * `RunHub.follow` does otherwise (`ExitError`, `CancelledError`, …, by
- * `errorOfEnd`), with the hub's `error` event (an `Error` of its name and
+ * `errorOfEnd`); completes too on a `204 No Content`, the SSE answer that
+ * says there is nothing more to read. Errors with the hub's `error` event (an `Error` of its name and
  * message), with `UnknownRunError` (404), `ForgottenRunError` (410) or a
  * `RunHubError` of the status for any other refusal; 5xx and 429 are retried.
  * Unsubscribing aborts the request.
@@ -111,7 +132,16 @@ class Reconnect extends Error {
  * ```
  */
 export function followRun(url: string | URL, options: FollowRunOptions = {}): Observable<IndexedEvent> {
-  const settings = settingsOf(options);
+  return followRunIn(liveEnvironment, url, options);
+}
+
+/** `followRun` on the scheduler given: a virtual one tests its delays in virtual time. */
+export function followRunIn(
+  environment: FollowEnvironment,
+  url: string | URL,
+  options: FollowRunOptions = {},
+): Observable<IndexedEvent> {
+  const settings = settingsOf(options, environment);
   const target = String(url);
   return defer(() => {
     const follower = new RunFollower(target, settings);
@@ -140,42 +170,55 @@ class RunFollower {
   connect(): Observable<IndexedEvent> {
     const abort = new AbortController();
     return from(this.open(abort)).pipe(
-      switchMap((body) => this.messagesOf(body)),
-      concatWith(defer(() => throwError(() => this.dropped(new Error('the stream ended before the run did'))))),
-      map((message) => this.step(message)),
+      switchMap((body) =>
+        body === NO_CONTENT
+          ? of(END)
+          : this.messagesOf(body).pipe(
+              concatWith(defer(() => throwError(() => this.dropped(new Error('the stream ended before the run did'))))),
+              map((message) => this.step(message)),
+            ),
+      ),
       takeWhile((step): step is IndexedEvent | undefined => step !== END),
       filter((step): step is IndexedEvent => step !== undefined),
       finalize(() => abort.abort()),
     );
   }
 
-  /** When to reconnect after `error`: after the delay while retries remain; never after the run's own answer. */
+  /**
+   * When to reconnect after `error`: after the delay while retries remain,
+   * whatever failed, so that no server can make the follower spin; never
+   * after the run's own answer.
+   */
   retryAfter(error: unknown): Observable<unknown> {
     if (!(error instanceof Reconnect)) return throwError(() => error);
-    if (!error.counted) return of(0);
     this.failures++;
     if (this.failures > this.settings.maxRetries) return throwError(() => error.error);
-    return timer(this.delayMs);
+    return timer(this.delayMs, this.settings.scheduler);
   }
 
-  /** Sends the request; resolves with the body of an event stream, rejects with why there is none. */
-  private async open(abort: AbortController): Promise<ReadableStream<Uint8Array>> {
+  /** Sends the request; resolves with the body of an event stream, or `NO_CONTENT`; rejects with why there is none. */
+  private async open(abort: AbortController): Promise<ReadableStream<Uint8Array> | typeof NO_CONTENT> {
     const headers = new Headers(this.settings.headers);
     headers.set('accept', 'text/event-stream');
     if (this.last >= 0) headers.set('last-event-id', String(this.last));
     // An answer that does not come (the reconnection went out on the dead link) is given up as a silent body is.
-    const { idleTimeoutMs } = this.settings;
+    const { idleTimeoutMs, scheduler } = this.settings;
     const unanswered =
       idleTimeoutMs > LONGEST_TIMER_MS
         ? undefined
-        : setTimeout(() => abort.abort(new SseIdleError(idleTimeoutMs)), idleTimeoutMs);
+        : scheduler.schedule(() => abort.abort(new SseIdleError(idleTimeoutMs)), idleTimeoutMs);
     const response = await this.settings
       .fetch(this.url, { headers, signal: abort.signal })
       .catch((err: unknown) => {
         throw this.dropped(err);
       })
-      .finally(() => clearTimeout(unanswered));
+      .finally(() => unanswered?.unsubscribe());
     if (!response.ok) throw await this.refusal(response);
+    // The SSE answer for "do not reconnect": a hub sends it to a reconnection made after the run's end.
+    if (response.status === 204) {
+      response.body?.cancel().catch(() => undefined);
+      return NO_CONTENT;
+    }
     const type = response.headers.get('content-type') ?? '';
     if (response.body === null || !/^text\/event-stream\b/i.test(type)) {
       response.body?.cancel().catch(() => undefined);
@@ -199,22 +242,24 @@ class RunFollower {
   private messagesOf(body: ReadableStream<Uint8Array>): Observable<EventSourceMessage> {
     return sseMessages(body, {
       maxChars: this.settings.maxLineBytes + FRAME_SLACK,
-      onRetry: (ms) => (this.delayMs = ms),
+      onRetry: (ms) => (this.delayMs = Math.min(ms, MAX_SERVER_RETRY_MS)),
       idleMs: this.settings.idleTimeoutMs,
+      scheduler: this.settings.scheduler,
     }).pipe(catchError((err: unknown) => throwError(() => this.failureOf(err))));
   }
 
   /**
    * Why reading a body failed. An event too long to hold is reported as a bad
    * line would be, then skipped: the next connection resumes after it (events
-   * are the only messages a hub sends long).
+   * are the only messages a hub sends long). That connection failed all the
+   * same, and is retried as any other.
    */
   private failureOf(err: unknown): Error {
     if (!(err instanceof SseOverflowError)) return this.dropped(err);
     const { maxLineBytes } = this.settings;
     this.report(new DecodeIssue(this.last + 1, '', `event longer than maxLineBytes (${maxLineBytes}); dropped`));
     this.last++;
-    return new Reconnect(err, false);
+    return this.dropped(err);
   }
 
   private dropped(cause: unknown): Reconnect {
@@ -339,7 +384,7 @@ function runIdOf(url: string): string {
 }
 
 /** The options with their defaults; a wrong value is a `TypeError` naming it, thrown where the call is. */
-function settingsOf(options: FollowRunOptions): Settings {
+function settingsOf(options: FollowRunOptions, { scheduler }: FollowEnvironment): Settings {
   const { maxLineBytes } = checkDecodeOptions(options, 'followRun');
   const { after = -1, retryDelayMs = DEFAULT_RETRY_DELAY_MS, maxRetries = DEFAULT_MAX_RETRIES } = options;
   wholeAtLeast('followRun', 'after', after, -1);
@@ -350,6 +395,7 @@ function settingsOf(options: FollowRunOptions): Settings {
     ...options,
     // Called unbound: a browser's fetch refuses another `this`; the global is looked up at each request.
     fetch: (input, init) => (options.fetch ?? globalThis.fetch)(input, init),
+    scheduler,
     maxLineBytes,
     after,
     retryDelayMs,

@@ -1,6 +1,8 @@
 // followRun against a real HTTP server playing a run hub's event stream:
 // resuming after cuts, each event once and in order, every way a run or a
 // stream ends, refusals, retries and their bound, unsubscribing.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tap } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -273,6 +275,52 @@ describe('followRun', () => {
       [2, 'event longer than maxLineBytes (1000); dropped'],
     ]);
     expect(lastEventIds(s).at(-1)).toBe('2');
+  });
+
+  it('retries a server that sends an oversized message on every connection only as often as maxRetries allows', async () => {
+    // A hostile hub: every connection gets the start of a message that never ends within any sane limit.
+    let connections = 0;
+    const hostile = createServer((_req, res) => {
+      // A follower that never gives up would connect for ever: past 30 connections the run is gone.
+      if (++connections > 30) return void res.writeHead(404).end('{"error":"gone"}');
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${'x'.repeat(64 * 1024)}`);
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/runs/run-1/events`;
+      const { issues, onDiagnostic } = diagnostics();
+      const options = { ...FAST, maxLineBytes: 1000, maxRetries: 3, onDiagnostic };
+      const failure = await collect(followRun(url, options)).catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(EvoSciError);
+      expect((failure as Error).message).toMatch(/longer than/);
+      // The first connection, then maxRetries more: each oversized message is a failed connection.
+      expect(connections).toBe(4);
+      expect(issues).toHaveLength(4);
+    } finally {
+      hostile.closeAllConnections();
+      await new Promise((resolve) => hostile.close(resolve));
+    }
+  });
+
+  it('completes on a 204 answer to a reconnection, and takes an id on the end and error events', async () => {
+    const progress = progressSigns();
+    const answers = [
+      { cutAfter: 3, cutWhen: progress.reached(2) },
+      { status: 204, body: '' },
+    ];
+    const nothingMore = await serve({ events: runEvents(5), answers });
+    const got = await collect(followRun(nothingMore.url, FAST).pipe(tap((e) => progress.report(e.index))));
+    expect(indexes(got)).toEqual([0, 1, 2]);
+    expect(lastEventIds(nothingMore)).toEqual([undefined, '2']);
+    await nothingMore.close();
+    // A hub gives its last event the run's event count as id: past every index, and no event.
+    const counted = await serve({ events: runEvents(3), ending: { end: { state: 'completed' }, id: '3' } });
+    expect(indexes(await collect(followRun(counted.url)))).toEqual([0, 1, 2]);
+    await counted.close();
+    const info = { name: 'ForgottenRunError', message: 'run run-1 ended and is no longer kept' };
+    const failed = await serve({ events: runEvents(2), ending: { error: info, id: '2' } });
+    await expect(collect(followRun(failed.url))).rejects.toMatchObject(info);
   });
 
   it('refuses wrong options where it is called', () => {

@@ -31,8 +31,12 @@ export type Answer =
 export interface SseRunScript {
   /** The `data` of each event, in order: the event's JSON as a hub writes it, or anything, to test bad data. */
   readonly events: readonly string[];
-  /** After the last event: an `end` event (default `{ state: 'completed' }`), an `error` event, or the response left open. */
-  readonly ending?: { readonly end: RunEnd } | { readonly error: RunErrorInfo } | 'open';
+  /**
+   * After the last event: an `end` event (default `{ state: 'completed' }`), an `error` event, or the response
+   * left open; `id` is the `id:` field the last event carries, if any (a hub may give it the run's event count).
+   */
+  readonly ending?:
+    { readonly end: RunEnd; readonly id?: string } | { readonly error: RunErrorInfo; readonly id?: string } | 'open';
   /** The answers to the first requests, in order of arrival; every later request gets the stream. */
   readonly answers?: readonly Answer[];
   /** A `retry:` field sent at the start of each stream. */
@@ -125,8 +129,9 @@ function stream(res: ServerResponse, script: SseRunScript, from: number, plan: E
   res.write(frames.join(''));
   const ending = script.ending ?? { end: { state: 'completed' } };
   if (ending === 'open') return;
-  if ('end' in ending) res.end(`event: end\ndata: ${JSON.stringify(ending.end)}\n\n`);
-  else res.end(`event: error\ndata: ${JSON.stringify(ending.error)}\n\n`);
+  const id = ending.id === undefined ? '' : `id: ${ending.id}\n`;
+  if ('end' in ending) res.end(`event: end\n${id}data: ${JSON.stringify(ending.end)}\n\n`);
+  else res.end(`event: error\n${id}data: ${JSON.stringify(ending.error)}\n\n`);
 }
 
 /**
