@@ -24,6 +24,9 @@ export type Answer =
       readonly startAt?: number;
       /** Writes that many events, then nothing more, not even a heartbeat, the connection left open: a half-open link. */
       readonly silentAfter?: number;
+      /** This answer's events and ending instead of the script's: another attempt of the run, say. */
+      readonly events?: readonly string[];
+      readonly ending?: SseRunScript['ending'];
     }
   /** No answer at all, not even its headers, the connection left open. */
   | 'unanswered';
@@ -114,12 +117,12 @@ function answer(res: ServerResponse, { status, body, contentType }: Extract<Answ
 
 /** Writes the events from `from` on, then the ending; or cuts the connection as `plan` says. */
 function stream(res: ServerResponse, script: SseRunScript, from: number, plan: Extract<Answer, { cutAfter?: number }>) {
-  const { cutAfter, cutWhen, silentAfter } = plan;
+  const { cutAfter, cutWhen, silentAfter, events = script.events } = plan;
   res.writeHead(200, STREAM_HEADERS);
   const frames = [script.retryMs === undefined ? '' : `retry: ${script.retryMs}\n\n`, ': heartbeat\n\n'];
   const upTo = cutAfter ?? silentAfter;
-  const last = upTo === undefined ? script.events.length : Math.min(from + upTo, script.events.length);
-  for (let index = from; index < last; index++) frames.push(`id: ${index}\ndata: ${script.events[index]}\n\n`);
+  const last = upTo === undefined ? events.length : Math.min(from + upTo, events.length);
+  for (let index = from; index < last; index++) frames.push(`id: ${index}\ndata: ${events[index]}\n\n`);
   if (silentAfter !== undefined) return void res.write(frames.join(''));
   if (cutAfter !== undefined) {
     // One write, whose callback runs once it is handed to the socket: the client gets every byte, then the cut.
@@ -127,7 +130,7 @@ function stream(res: ServerResponse, script: SseRunScript, from: number, plan: E
     return void Promise.all([flushed, cutWhen]).then(() => res.destroy());
   }
   res.write(frames.join(''));
-  const ending = script.ending ?? { end: { state: 'completed' } };
+  const ending = plan.ending ?? script.ending ?? { end: { state: 'completed' } };
   if (ending === 'open') return;
   const id = ending.id === undefined ? '' : `id: ${ending.id}\n`;
   if ('end' in ending) res.end(`event: end\n${id}data: ${JSON.stringify(ending.end)}\n\n`);

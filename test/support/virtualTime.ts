@@ -5,7 +5,7 @@ import type { VirtualTimeScheduler } from 'rxjs';
 
 /** Resolves once every microtask queued so far, and every one they queue, has run. */
 export async function settled(): Promise<void> {
-  // Two turns: a promise a stream resolves from a `setImmediate` of its own runs before the second.
+  // Two turns: work that the first turn's callbacks put off to a macrotask of its own runs before the second.
   for (let turn = 0; turn < 2; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
