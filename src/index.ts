@@ -10,6 +10,13 @@ export {
   type FlowSource,
   type SseOptions,
 } from './flow/index.js';
-export { followRun, type FollowRunOptions } from './runs/followRun.js';
-export { ForgottenRunError, RunHubError, RunInterruptedError, UnknownRunError } from './runs/errors.js';
+export { followRun, type FollowRunOptions, type RefollowRunOptions, type RunRestart } from './runs/followRun.js';
+export { FollowGaveUpError } from './runs/Outage.js';
+export {
+  ForgottenRunError,
+  RunHubError,
+  RunInterruptedError,
+  RunRestartedError,
+  UnknownRunError,
+} from './runs/errors.js';
 export { RunEnd, RunStatus, type IndexedEvent } from './runs/wire.js';

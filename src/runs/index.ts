@@ -11,8 +11,10 @@ export {
   RunHubError,
   RunInterruptedError,
   RunRequestError,
+  RunRestartedError,
   UnknownRunError,
 } from './errors.js';
+export { FollowGaveUpError } from './Outage.js';
 export { errorOfEnd, runEndOf } from './runEnd.js';
 export { afterOf } from './lastEventId.js';
 export { toMessageEvents, type MessageEvent } from './toMessageEvents.js';

@@ -2,7 +2,7 @@
 // `eventsource-parser` as the bytes arrive. No Node built-ins: `followRun`
 // reads a hub's events with it in browsers too.
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
-import { Observable, type Subscriber } from 'rxjs';
+import { asyncScheduler, Observable, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs';
 
 export type { EventSourceMessage } from 'eventsource-parser';
 
@@ -18,6 +18,8 @@ export interface SseReaderOptions {
    * sends nothing and never ends. Default: wait for ever.
    */
   readonly idleMs?: number;
+  /** Where the idle timer runs. Default: RxJS's async scheduler. */
+  readonly scheduler?: SchedulerLike;
 }
 
 /** The body sent nothing, not even a heartbeat, for `idleMs`: it is cancelled. */
@@ -65,7 +67,7 @@ export function sseMessages(
       },
       maxBufferSize: options.maxChars,
     });
-    const idle = new IdleWatch(options.idleMs, () => {
+    const idle = new IdleWatch(options.idleMs, options.scheduler ?? asyncScheduler, () => {
       subscriber.error(new SseIdleError(options.idleMs!));
       reader.cancel().catch(() => undefined);
     });
@@ -108,10 +110,11 @@ export const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
 /** A timer restarted by every chunk of a body, which calls `onIdle` once if none comes for `idleMs`. */
 class IdleWatch {
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timer: Subscription | undefined;
 
   constructor(
     private readonly idleMs: number | undefined,
+    private readonly scheduler: SchedulerLike,
     private readonly onIdle: () => void,
   ) {
     this.touch();
@@ -120,11 +123,11 @@ class IdleWatch {
   touch(): void {
     // Past what a timer can wait (about 24.8 days), as good as for ever: a longer delay would fire at once.
     if (this.idleMs === undefined || this.idleMs > LONGEST_TIMER_MS) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(this.onIdle, this.idleMs);
+    this.timer?.unsubscribe();
+    this.timer = this.scheduler.schedule(this.onIdle, this.idleMs);
   }
 
   stop(): void {
-    clearTimeout(this.timer);
+    this.timer?.unsubscribe();
   }
 }

@@ -1,7 +1,9 @@
 // followRun against a real HTTP server playing a run hub's event stream:
 // resuming after cuts, each event once and in order, every way a run or a
 // stream ends, refusals, retries and their bound, unsubscribing.
-import { tap } from 'rxjs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Observable, tap } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CancelledError,
@@ -10,9 +12,14 @@ import {
   EvoSciError,
   ExitError,
   followRun,
+  FollowGaveUpError,
+  ForgottenRunError,
+  RunHubError,
+  RunRestartedError,
+  UnknownRunError,
   type FollowRunOptions,
+  type RunRestart,
 } from '../../src/index.js';
-import { ForgottenRunError, RunHubError, UnknownRunError } from '../../src/runs/errors.js';
 import type { IndexedEvent } from '../../src/runs/wire.js';
 import { events as ev } from '../../testing/events.js';
 import { collect, diagnostics } from '../support/collect.js';
@@ -26,6 +33,12 @@ function runEvents(count: number): string[] {
 }
 
 const FAST: FollowRunOptions = { retryDelayMs: 0 };
+
+/** The `error` event a hub sends a reader of a run its worker lost, started again as `attempt`. */
+const restartInfo = (attempt: number) => {
+  const { name, message } = new RunRestartedError('run-1', attempt);
+  return { name, message };
+};
 
 let server: SseRunServer | undefined;
 afterEach(async () => {
@@ -116,9 +129,66 @@ describe('followRun', () => {
     const info = { name: 'ForgottenRunError', message: 'run run-1 ended and is no longer kept' };
     const s = await serve({ events: runEvents(3), ending: { error: info } });
     const failure = await collect(followRun(s.url, FAST)).catch((err: unknown) => err);
-    expect(failure).toBeInstanceOf(Error);
-    expect(failure).toMatchObject(info);
+    expect(failure).toBeInstanceOf(ForgottenRunError);
+    expect(failure).toMatchObject({ ...info, status: 410, id: 'run-1' });
     expect(s.requests).toHaveLength(1);
+    await s.close();
+    // A name this library has no class of: an Error of that name.
+    const odd = { name: 'BrokerError', message: 'the broker went away' };
+    const other = await serve({ events: runEvents(1), ending: { error: odd } });
+    const failed = await collect(followRun(other.url, FAST)).catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(Error);
+    expect(failed).not.toBeInstanceOf(RunHubError);
+    expect(failed).toMatchObject(odd);
+  });
+
+  it('errors with the RunRestartedError of a run started again on another worker: its class, status and attempt', async () => {
+    const s = await serve({ events: runEvents(3), ending: { error: restartInfo(2) } });
+    const seen: number[] = [];
+    const failure = await new Promise((resolve) =>
+      followRun(s.url, FAST).subscribe({ next: (e) => seen.push(e.index), error: resolve }),
+    );
+    expect(seen).toEqual([0, 1, 2]);
+    expect(failure).toBeInstanceOf(RunRestartedError);
+    expect(failure).toMatchObject({ ...restartInfo(2), status: 409, attempt: 2, id: 'run-1' });
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it("with onRestart: 'refollow', tells of a restart, then reads the new attempt from its start", async () => {
+    const second = runEvents(4).map((json) => json.replace('piece', 'again'));
+    const answers = [{ ending: { error: restartInfo(2) } }, { events: second }];
+    const s = await serve({ events: runEvents(3), answers });
+    const got = await collect(followRun(s.url, { ...FAST, onRestart: 'refollow' }));
+    const shown = got.map((item) => ('restarted' in item ? `restart ${item.restarted.attempt}` : item.index));
+    expect(shown).toEqual([0, 1, 2, 'restart 2', 0, 1, 2, 3]);
+    const restart = got[3] as RunRestart;
+    expect(restart.restarted).toBeInstanceOf(RunRestartedError);
+    expect(got.slice(4)).toEqual(second.map((json, index) => ({ index, event: JSON.parse(json) })));
+    // The new attempt is read from its start: no Last-Event-ID.
+    expect(lastEventIds(s)).toEqual([undefined, undefined]);
+  });
+
+  it('ends with the RunRestartedError when the hub names the same attempt again', async () => {
+    const s = await serve({ events: runEvents(1), ending: { error: restartInfo(2) } });
+    const got: (IndexedEvent | RunRestart)[] = [];
+    const failure = await new Promise((resolve) =>
+      followRun(s.url, { ...FAST, onRestart: 'refollow' }).subscribe({
+        next: (item) => got.push(item),
+        error: resolve,
+      }),
+    );
+    expect(failure).toBeInstanceOf(RunRestartedError);
+    expect(got.map((item) => ('restarted' in item ? 'restart' : item.index))).toEqual([0, 'restart', 0]);
+    expect(s.requests).toHaveLength(2);
+  });
+
+  it('types its values by onRestart: events only, unless a restart may come', () => {
+    const url = 'http://x/runs/a/events';
+    const events$: Observable<IndexedEvent> = followRun(url, { onRestart: 'error' });
+    // @ts-expect-error: a refollowing follower emits a RunRestart too
+    const narrowed$: Observable<IndexedEvent> = followRun(url, { onRestart: 'refollow' });
+    const either$: Observable<IndexedEvent | RunRestart> = followRun(url, { onRestart: 'refollow' });
+    expect([events$, narrowed$, either$].every((o) => o instanceof Observable)).toBe(true);
   });
 
   it('errors with UnknownRunError on 404 and ForgottenRunError on 410, without retrying', async () => {
@@ -142,12 +212,15 @@ describe('followRun', () => {
     expect(s.requests).toHaveLength(3);
   });
 
-  it('errors once maxRetries connections in a row failed: the last refusal, or the lost connection', async () => {
+  it('gives up once maxRetries connections in a row failed, naming the last refusal or the lost connection', async () => {
     const busy = { status: 503, body: '{"error":"the run hub is closed"}' };
     const refused = await serve({ events: runEvents(3), answers: [busy, busy, busy, busy] });
     const failure = await collect(followRun(refused.url, { ...FAST, maxRetries: 2 })).catch((err: unknown) => err);
-    expect(failure).toBeInstanceOf(RunHubError);
-    expect(failure).toMatchObject({ status: 503, message: 'the run hub is closed' });
+    expect(failure).toBeInstanceOf(FollowGaveUpError);
+    expect(failure).toMatchObject({ tries: 3, url: refused.url });
+    expect((failure as Error).message).toMatch(/after 3 tries in a row .*; the last: 503 the run hub is closed$/);
+    expect((failure as Error).cause).toBeInstanceOf(RunHubError);
+    expect((failure as Error).cause).toMatchObject({ status: 503, message: 'the run hub is closed' });
     expect(refused.requests).toHaveLength(3);
     await refused.close();
     // A cut before any event counts; one after a new event starts the count again.
@@ -171,8 +244,9 @@ describe('followRun', () => {
         error: resolve,
       }),
     );
-    expect(lost).toBeInstanceOf(EvoSciError);
-    expect((lost as Error).message).toMatch(/lost the connection/);
+    expect(lost).toBeInstanceOf(FollowGaveUpError);
+    expect((lost as Error).message).toMatch(/the last: lost the connection: /);
+    expect((lost as Error).cause).toBeInstanceOf(EvoSciError);
     expect(seen).toEqual([0, 1]);
     expect(lastEventIds(dropping)).toEqual([undefined, '0', '0', '1', '1']);
   });
@@ -275,10 +349,60 @@ describe('followRun', () => {
     expect(lastEventIds(s).at(-1)).toBe('2');
   });
 
+  it('retries a server that sends an oversized message on every connection only as often as maxRetries allows', async () => {
+    // A hostile hub: every connection gets the start of a message that never ends within any sane limit.
+    let connections = 0;
+    const hostile = createServer((_req, res) => {
+      // A follower that never gives up would connect for ever: past 30 connections the run is gone.
+      if (++connections > 30) return void res.writeHead(404).end('{"error":"gone"}');
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${'x'.repeat(64 * 1024)}`);
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}/runs/run-1/events`;
+      const { issues, onDiagnostic } = diagnostics();
+      const options = { ...FAST, maxLineBytes: 1000, maxRetries: 3, onDiagnostic };
+      const failure = await collect(followRun(url, options)).catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(FollowGaveUpError);
+      expect((failure as Error).message).toMatch(/longer than/);
+      // The first connection, then maxRetries more: each oversized message is a failed connection.
+      expect(connections).toBe(4);
+      expect(failure).toMatchObject({ tries: 4 });
+      expect(issues).toHaveLength(4);
+    } finally {
+      hostile.closeAllConnections();
+      await new Promise((resolve) => hostile.close(resolve));
+    }
+  });
+
+  it('completes on a 204 answer to a reconnection, and takes an id on the end and error events', async () => {
+    const progress = progressSigns();
+    const answers = [
+      { cutAfter: 3, cutWhen: progress.reached(2) },
+      { status: 204, body: '' },
+    ];
+    const nothingMore = await serve({ events: runEvents(5), answers });
+    const got = await collect(followRun(nothingMore.url, FAST).pipe(tap((e) => progress.report(e.index))));
+    expect(indexes(got)).toEqual([0, 1, 2]);
+    expect(lastEventIds(nothingMore)).toEqual([undefined, '2']);
+    await nothingMore.close();
+    // A hub gives its last event the run's event count as id: past every index, and no event.
+    const counted = await serve({ events: runEvents(3), ending: { end: { state: 'completed' }, id: '3' } });
+    expect(indexes(await collect(followRun(counted.url)))).toEqual([0, 1, 2]);
+    await counted.close();
+    const info = { name: 'ForgottenRunError', message: 'run run-1 ended and is no longer kept' };
+    const failed = await serve({ events: runEvents(2), ending: { error: info, id: '2' } });
+    await expect(collect(followRun(failed.url))).rejects.toMatchObject(info);
+  });
+
   it('refuses wrong options where it is called', () => {
     expect(() => followRun('http://x/runs/a/events', { maxRetries: -1 })).toThrow(TypeError);
     expect(() => followRun('http://x/runs/a/events', { retryDelayMs: NaN })).toThrow(TypeError);
     expect(() => followRun('http://x/runs/a/events', { after: 1.5 })).toThrow(TypeError);
     expect(() => followRun('http://x/runs/a/events', { maxLineBytes: 0 })).toThrow(TypeError);
+    expect(() => followRun('http://x/runs/a/events', { giveUpAfterMs: 0 })).toThrow(TypeError);
+    expect(() => followRun('http://x/runs/a/events', { maxRetryDelayMs: -1 })).toThrow(TypeError);
+    expect(() => followRun('http://x/runs/a/events', { onRestart: 'again' as 'error' })).toThrow(TypeError);
   });
 });

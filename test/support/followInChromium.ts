@@ -6,9 +6,12 @@
 import { build } from 'esbuild';
 import type { Page, Route } from 'playwright-core';
 import type * as FollowRunModule from '../../src/runs/followRun.js';
-import type { FollowRunOptions } from '../../src/runs/followRun.js';
+import type { FollowRunOptions, RefollowRunOptions } from '../../src/runs/followRun.js';
 
-/** What `followRun` gave in the page: the indexes and types it emitted, in order, and how it ended. */
+/**
+ * What `followRun` gave in the page: the indexes and types it emitted, in
+ * order (a `RunRestart` as index -1 of type `restart`), and how it ended.
+ */
 export interface FollowedInPage {
   readonly indexes: number[];
   readonly types: string[];
@@ -17,7 +20,8 @@ export interface FollowedInPage {
 }
 
 /** The options a test passes into the page: plain data, no functions. */
-export type PageFollowOptions = Omit<FollowRunOptions, 'fetch' | 'onDiagnostic'>;
+export type PageFollowOptions =
+  Omit<FollowRunOptions, 'fetch' | 'onDiagnostic'> | Omit<RefollowRunOptions, 'fetch' | 'onDiagnostic'>;
 
 /** Where the page and its script are served, beside the stream. */
 const PAGE_PATH = '/__followRun__/';
@@ -98,10 +102,15 @@ function followInPage(args: {
   const types: string[] = [];
   return new Promise((resolve) => {
     followRun(args.url, args.options).subscribe({
-      next: ({ index, event }) => {
-        indexes.push(index);
-        types.push(event.type);
-        void report?.(index);
+      next: (item) => {
+        if ('restarted' in item) {
+          indexes.push(-1);
+          types.push('restart');
+          return;
+        }
+        indexes.push(item.index);
+        types.push(item.event.type);
+        void report?.(item.index);
       },
       complete: () => resolve({ indexes, types, completed: true }),
       error: (err: Error) =>

@@ -24,6 +24,9 @@ export type Answer =
       readonly startAt?: number;
       /** Writes that many events, then nothing more, not even a heartbeat, the connection left open: a half-open link. */
       readonly silentAfter?: number;
+      /** This answer's events and ending instead of the script's: another attempt of the run, say. */
+      readonly events?: readonly string[];
+      readonly ending?: SseRunScript['ending'];
     }
   /** No answer at all, not even its headers, the connection left open. */
   | 'unanswered';
@@ -31,8 +34,12 @@ export type Answer =
 export interface SseRunScript {
   /** The `data` of each event, in order: the event's JSON as a hub writes it, or anything, to test bad data. */
   readonly events: readonly string[];
-  /** After the last event: an `end` event (default `{ state: 'completed' }`), an `error` event, or the response left open. */
-  readonly ending?: { readonly end: RunEnd } | { readonly error: RunErrorInfo } | 'open';
+  /**
+   * After the last event: an `end` event (default `{ state: 'completed' }`), an `error` event, or the response
+   * left open; `id` is the `id:` field the last event carries, if any (a hub may give it the run's event count).
+   */
+  readonly ending?:
+    { readonly end: RunEnd; readonly id?: string } | { readonly error: RunErrorInfo; readonly id?: string } | 'open';
   /** The answers to the first requests, in order of arrival; every later request gets the stream. */
   readonly answers?: readonly Answer[];
   /** A `retry:` field sent at the start of each stream. */
@@ -110,12 +117,12 @@ function answer(res: ServerResponse, { status, body, contentType }: Extract<Answ
 
 /** Writes the events from `from` on, then the ending; or cuts the connection as `plan` says. */
 function stream(res: ServerResponse, script: SseRunScript, from: number, plan: Extract<Answer, { cutAfter?: number }>) {
-  const { cutAfter, cutWhen, silentAfter } = plan;
+  const { cutAfter, cutWhen, silentAfter, events = script.events } = plan;
   res.writeHead(200, STREAM_HEADERS);
   const frames = [script.retryMs === undefined ? '' : `retry: ${script.retryMs}\n\n`, ': heartbeat\n\n'];
   const upTo = cutAfter ?? silentAfter;
-  const last = upTo === undefined ? script.events.length : Math.min(from + upTo, script.events.length);
-  for (let index = from; index < last; index++) frames.push(`id: ${index}\ndata: ${script.events[index]}\n\n`);
+  const last = upTo === undefined ? events.length : Math.min(from + upTo, events.length);
+  for (let index = from; index < last; index++) frames.push(`id: ${index}\ndata: ${events[index]}\n\n`);
   if (silentAfter !== undefined) return void res.write(frames.join(''));
   if (cutAfter !== undefined) {
     // One write, whose callback runs once it is handed to the socket: the client gets every byte, then the cut.
@@ -123,10 +130,11 @@ function stream(res: ServerResponse, script: SseRunScript, from: number, plan: E
     return void Promise.all([flushed, cutWhen]).then(() => res.destroy());
   }
   res.write(frames.join(''));
-  const ending = script.ending ?? { end: { state: 'completed' } };
+  const ending = plan.ending ?? script.ending ?? { end: { state: 'completed' } };
   if (ending === 'open') return;
-  if ('end' in ending) res.end(`event: end\ndata: ${JSON.stringify(ending.end)}\n\n`);
-  else res.end(`event: error\ndata: ${JSON.stringify(ending.error)}\n\n`);
+  const id = ending.id === undefined ? '' : `id: ${ending.id}\n`;
+  if ('end' in ending) res.end(`event: end\n${id}data: ${JSON.stringify(ending.end)}\n\n`);
+  else res.end(`event: error\n${id}data: ${JSON.stringify(ending.error)}\n\n`);
 }
 
 /**

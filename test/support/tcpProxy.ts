@@ -15,12 +15,16 @@ export type StallDirection = 'both' | 'toServer';
  * link: `stall()` stops moving bytes both ways (the connection stays open and
  * every call waits), `stall('toServer')` only what the client sends (it still
  * receives), `resume()` moves them again, `cut()` closes every
- * connection (the client reconnects through the proxy); `delayMs` holds every
+ * connection (the client reconnects through the proxy), `refuse()` closes
+ * them and turns every new one away until `resume()`; `delayMs` holds every
  * chunk that long each way, in order.
  */
 export class TcpProxy {
   private readonly pairs = new Map<[Socket, Socket], ProxyLink[]>();
   private stalled: StallDirection | undefined;
+  private refusing = false;
+  /** How many connections `refuse()` turned away. */
+  refused = 0;
 
   private constructor(
     private readonly server: Server,
@@ -34,7 +38,11 @@ export class TcpProxy {
     const delayMs = options.delayMs ?? 0;
     if (!(delayMs >= 0)) throw new TypeError(`delayMs must be ≥ 0, got ${String(delayMs)}`);
     const joined: { proxy?: TcpProxy } = {};
-    const server = createServer((client) => joined.proxy?.join(client, connect(Number(port), host)));
+    const server = createServer((client) => {
+      const proxy = joined.proxy;
+      if (proxy?.refusing) return void proxy.turnAway(client);
+      proxy?.join(client, connect(Number(port), host));
+    });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     joined.proxy = new TcpProxy(server, `127.0.0.1:${(server.address() as { port: number }).port}`, delayMs);
     return joined.proxy;
@@ -45,7 +53,14 @@ export class TcpProxy {
     for (const pair of this.pairs.keys()) this.pauseStalled(pair);
   }
 
+  /** Closes every connection and resets each new one as it comes, until `resume()`: a server that is down. */
+  refuse(): void {
+    this.refusing = true;
+    this.cut();
+  }
+
   resume(): void {
+    this.refusing = false;
     this.stalled = undefined;
     for (const [pair, links] of this.pairs) {
       for (const socket of pair) socket.resume();
@@ -60,6 +75,11 @@ export class TcpProxy {
   async close(): Promise<void> {
     this.cut();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private turnAway(client: Socket): void {
+    this.refused++;
+    client.on('error', () => undefined).resetAndDestroy();
   }
 
   private join(client: Socket, upstream: Socket): void {
