@@ -83,11 +83,17 @@ export class RunsController {
   }
 }
 
-@Module({
-  controllers: [RunsController],
-  // The server decides how a run starts; a request brings its prompt, and the fields the hub lets through.
-  providers: [{ provide: RUN_HUB, useFactory: () => runHub({ runOptions: { killGraceMs: 5000 }, maxLive: 4 }) }],
-})
+/**
+ * The server decides how a run starts; a request brings its prompt, and the
+ * fields the hub lets through. With RUNS_DIR set, the runs are kept there:
+ * the app started again serves them, and a run it closed says how it ended.
+ */
+const hubProvider = {
+  provide: RUN_HUB,
+  useFactory: () => runHub({ runOptions: { killGraceMs: 5000 }, maxLive: 4, dir: process.env.RUNS_DIR }),
+};
+
+@Module({ controllers: [RunsController], providers: [hubProvider] })
 export class RunsModule implements OnApplicationShutdown {
   constructor(@Inject(RUN_HUB) private readonly hub: RunHub) {}
 
