@@ -85,12 +85,15 @@ export class RunsController {
 
 /**
  * The server decides how a run starts; a request brings its prompt, and the
- * fields the hub lets through. With RUNS_DIR set, the runs are kept there:
- * the app started again serves them, and a run it closed says how it ended.
+ * fields the hub lets through. A lifeline stops a run's EvoSci if the app is
+ * killed outright (SIGKILL, out of memory), where no shutdown hook runs.
+ * With RUNS_DIR set, the runs are kept there: the app started again serves
+ * them, and a run it closed says how it ended.
  */
 const hubProvider = {
   provide: RUN_HUB,
-  useFactory: () => runHub({ runOptions: { killGraceMs: 5000 }, maxLive: 4, dir: process.env.RUNS_DIR }),
+  useFactory: () =>
+    runHub({ runOptions: { killGraceMs: 5000, lifeline: true }, maxLive: 4, dir: process.env.RUNS_DIR }),
 };
 
 @Module({ controllers: [RunsController], providers: [hubProvider] })

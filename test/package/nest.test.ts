@@ -3,7 +3,7 @@
 // run on a loopback port with the fake CLI as its EvoSci, and asked over HTTP. Each run of the fake waits at a gate
 // file after its first event, so a run is live for as long as a test needs, and its first event is the sign.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
@@ -14,7 +14,7 @@ import { UnknownRunError } from '../../src/runs/errors.js';
 import { followRun } from '../../src/runs/followRun.js';
 import { fakeEvoSci } from '../../testing/fakeEvoSci.js';
 import { recordedRuns } from '../../testing/recordedRuns.js';
-import { isAlive } from '../support/processes.js';
+import { gone, isAlive } from '../support/processes.js';
 import { BUILD_TIMEOUT_MS, buildProjects, exec, packTarball, root } from './packed.js';
 
 type Form = 'esm' | 'commonjs';
@@ -132,11 +132,16 @@ async function liveRun(app: App, prompt: string): Promise<{ id: string; pid: num
   }
   abort.abort();
   // The fake writes its record before its first event.
-  const seen = readFileSync(app.record, 'utf8')
+  return { id, pid: records(app).find((run) => run.argv.includes(`--prompt=${prompt}`))!.pid };
+}
+
+/** What each run of the fake in `app` recorded of itself. */
+function records(app: App): { pid: number; argv: string[] }[] {
+  if (!existsSync(app.record)) return [];
+  return readFileSync(app.record, 'utf8')
     .trimEnd()
     .split('\n')
     .map((line) => JSON.parse(line) as { pid: number; argv: string[] });
-  return { id, pid: seen.find((run) => run.argv.includes(`--prompt=${prompt}`))!.pid };
 }
 
 /** Every message of a whole SSE body. */
@@ -187,9 +192,14 @@ describe('examples/nest, built on the packed package', () => {
       app = await startApp(dir);
     }, BUILD_TIMEOUT_MS);
 
-    afterAll(() => {
-      // Only if a test failed before the app's shutdown: the app (its runs' lifelines then stop them).
-      if (app?.child.exitCode === null && app.child.signalCode === null) app.child.kill('SIGKILL');
+    afterAll(async () => {
+      // Only if a test failed before the app's end: closed as in production, its hub stops the runs.
+      if (app?.child.exitCode === null && app.child.signalCode === null) {
+        app.child.kill('SIGTERM');
+        await app.exited;
+      }
+      // And a run of the fake that a failed test left behind all the same.
+      for (const { pid } of app ? records(app) : []) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     });
 
     it('starts a run once per Idempotency-Key: 201, 200 on the key again, 422 with another prompt', async () => {
@@ -268,8 +278,14 @@ describe('examples/nest, built on the packed package', () => {
       const status = (await (await fetch(`${app.url}/${id}`)).json()) as { error?: unknown };
       expect(status).toMatchObject({ state: 'interrupted', threadId: THREAD });
       expect(status.error).toMatchObject({ message: `run ${id} was interrupted: its hub closed` });
-      app.child.kill('SIGTERM');
+    });
+
+    it("stops a run's EvoSci when the app is killed outright, where no shutdown hook runs", async () => {
+      const { pid } = await liveRun(app, 'killed');
+      app.child.kill('SIGKILL');
       await app.exited;
+      // The run's lifeline sees the app's end of its pipe close, and stops the group.
+      expect(await gone(pid)).toBe(true);
     });
   });
 });
