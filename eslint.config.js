@@ -19,8 +19,11 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      // The browser code has a tsconfig of its own (DOM types).
-      parserOptions: { project: ['./tsconfig.json', './tsconfig.web.json'], tsconfigRootDir: import.meta.dirname },
+      // The browser code has a tsconfig of its own (DOM types), and so has the NestJS example (decorators).
+      parserOptions: {
+        project: ['./tsconfig.json', './tsconfig.web.json', './examples/nest/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+      },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',

@@ -19,6 +19,16 @@ export class RunHubError extends Error {
   get statusCode(): number {
     return this.status;
   }
+
+  /**
+   * Whether the message is meant for the client: a refusal's (4xx) is, a
+   * server's failure's (5xx) is not. With `status` and `statusCode`, the shape
+   * of an `http-errors` error, which NestJS 12 requires before it answers
+   * with the status instead of a 500 (NestJS 11 reads `statusCode` alone).
+   */
+  get expose(): boolean {
+    return this.status < 500;
+  }
 }
 
 /** No run has this id, and none had. */

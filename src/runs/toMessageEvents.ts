@@ -46,6 +46,14 @@ function lastMessage(error: unknown, id: string): MessageEvent {
  * an id of its own numbering) and a client that stops on `end` or `error`
  * does not reconnect into a run that is over.
  *
+ * Refusals. An event names an error; only a status makes it its class
+ * again (`followRun` gives `UnknownRunError` for a 404, `ForgottenRunError`
+ * for a 410), and Nest sends the stream's 200 as soon as the route returns
+ * it. So the route refuses first, as `runsHandler` does: it is `async`, and
+ * awaits `hub.status(id)` before it returns the stream; Nest answers a
+ * `RunHubError` with its status. An `error` event is then left for a run
+ * that went away once its stream began.
+ *
  * Ids. Nest gives an id-less event an id from its own count (1, 2, …), which
  * an `EventSource` would send back as `Last-Event-ID`. So every message has
  * one: `end` and `error` repeat the id of the last event sent before them,
@@ -56,8 +64,10 @@ function lastMessage(error: unknown, id: string): MessageEvent {
  *
  * ```ts
  * @Sse(':id/events')
- * events(@Param('id') id: string, @Headers('last-event-id') lastEventId?: string) {
- *   return hub.follow(id, { after: afterOf(lastEventId) }).pipe(toMessageEvents());
+ * async events(@Param('id') id: string, @Headers('last-event-id') lastEventId?: string) {
+ *   const after = afterOf(lastEventId); // 400
+ *   await this.hub.status(id); // 404, 410
+ *   return this.hub.follow(id, { after }).pipe(toMessageEvents());
  * }
  * ```
  *

@@ -1,29 +1,59 @@
 // A real NestJS 11 app (Express platform, on a loopback port) whose @Sse()
-// route is `hub.follow(id, { after: afterOf(lastEventId) }).pipe(toMessageEvents())`,
-// read with fetch: the exact bytes Nest writes. The hub is a stub whose runs
+// route is the README's: `afterOf(lastEventId)` and `await hub.status(id)`,
+// then `hub.follow(id, { after }).pipe(toMessageEvents())`, read with fetch
+// and followRun: the exact bytes Nest writes. The hub is a stub whose runs
 // are subjects the test drives, so each step waits for a sign, never a clock.
 import 'reflect-metadata';
 import { Controller, Headers as HeaderParam, Inject, Module, Param, Sse, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { defer, filter, finalize, firstValueFrom, ReplaySubject, Subject, throwError, type Observable } from 'rxjs';
+import {
+  defer,
+  filter,
+  finalize,
+  firstValueFrom,
+  lastValueFrom,
+  ReplaySubject,
+  Subject,
+  throwError,
+  type Observable,
+} from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events/codecs.js';
 import { ExitError } from '../../src/events/errors.js';
-import { UnknownRunError } from '../../src/runs/errors.js';
+import {
+  ForgottenRunError,
+  HubClosedError,
+  HubFullError,
+  IdempotencyKeyReusedError,
+  RunHubError,
+  RunRequestError,
+  RunRestartedError,
+  UnknownRunError,
+} from '../../src/runs/errors.js';
+import { followRun } from '../../src/runs/followRun.js';
 import { afterOf } from '../../src/runs/lastEventId.js';
 import type { FollowOptions, RunHub } from '../../src/runs/RunHub.js';
 import { toMessageEvents, type MessageEvent } from '../../src/runs/toMessageEvents.js';
-import type { IndexedEvent } from '../../src/runs/wire.js';
+import type { IndexedEvent, RunStatus } from '../../src/runs/wire.js';
 import { events as ev } from '../../testing/events.js';
 
-/** A hub with only `follow`: each run a subject the test drives, replayed to each follower after `after`. */
-class ScriptedHub implements Pick<RunHub, 'follow'> {
+/**
+ * A hub with only `follow` and `status`: each run a subject the test drives, replayed to each follower after
+ * `after`; an id it has no run of is unknown, unless the test made it refuse otherwise.
+ */
+class ScriptedHub implements Pick<RunHub, 'follow' | 'status'> {
   readonly follows: { id: string; after: number | undefined }[] = [];
   /** Signs: a follower of this id was unsubscribed from its run, or its run ended. */
   readonly left = new Subject<string>();
   private readonly runs = new Map<string, ReplaySubject<IndexedEvent>>();
+  private readonly refusals = new Map<string, Error>();
+
+  /** From now on, the status of `id` is refused with `error`. */
+  refuse(id: string, error: Error): void {
+    this.refusals.set(id, error);
+  }
 
   /** A new run, to drive: its events get indexes from 0. */
   script(id: string) {
@@ -37,6 +67,18 @@ class ScriptedHub implements Pick<RunHub, 'follow'> {
       /** Whether a follower is subscribed. */
       followed: () => run.observed,
     };
+  }
+
+  status(id: string): Promise<RunStatus> {
+    const refusal = this.refusals.get(id) ?? (this.runs.has(id) ? undefined : new UnknownRunError(id));
+    if (refusal) return Promise.reject(refusal);
+    return Promise.resolve({
+      id,
+      state: 'running',
+      prompt: 'scripted',
+      createdAt: new Date(0).toISOString(),
+      events: 0,
+    });
   }
 
   follow(id: string, { after }: FollowOptions = {}): Observable<IndexedEvent> {
@@ -54,11 +96,14 @@ class ScriptedHub implements Pick<RunHub, 'follow'> {
 
 const HUB = Symbol('RunHub');
 
+/** The README's route (examples/nest/runs.module.ts): the refusals before the stream, while Nest can answer them. */
 class RunsController {
-  constructor(private readonly hub: Pick<RunHub, 'follow'>) {}
+  constructor(private readonly hub: Pick<RunHub, 'follow' | 'status'>) {}
 
-  events(id: string, lastEventId?: string): Observable<MessageEvent> {
-    return this.hub.follow(id, { after: afterOf(lastEventId) }).pipe(toMessageEvents());
+  async events(id: string, lastEventId?: string): Promise<Observable<MessageEvent>> {
+    const after = afterOf(lastEventId);
+    await this.hub.status(id);
+    return this.hub.follow(id, { after }).pipe(toMessageEvents());
   }
 }
 // Decorators as calls: the project's tsconfig has no experimentalDecorators.
@@ -210,19 +255,35 @@ describe('toMessageEvents() behind a NestJS @Sse() route', () => {
     expect(events.body()).not.toContain('Traceback');
   });
 
-  it('answers a run the hub does not hold with one `error` event', async () => {
-    const events = await openEvents('nope');
+  it('ends the stream of a run forgotten once it began with one `error` event', async () => {
+    hub.script('forgotten').fail(new ForgottenRunError('forgotten'));
+    const events = await openEvents('forgotten');
     expect(events.response.status).toBe(200);
-    expect(await events.rest()).toEqual([
-      `event: error\nid: \0\ndata: ${JSON.stringify({ name: 'UnknownRunError', message: 'no run "nope"' })}\n\n`,
-    ]);
+    const error = { name: 'ForgottenRunError', message: 'run forgotten ended and is no longer kept' };
+    expect(await events.rest()).toEqual([`event: error\nid: \0\ndata: ${JSON.stringify(error)}\n\n`]);
+  });
+
+  it('answers a run the hub does not hold with 404, which followRun gives as an UnknownRunError', async () => {
+    const response = await fetch(`${base}/nope/events`);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ statusCode: 404, message: 'no run "nope"' });
+    const error = await lastValueFrom(followRun(`${base}/nope/events`)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UnknownRunError);
+    expect(error).toMatchObject({ status: 404, id: 'nope' });
+  });
+
+  it("answers a closed hub with 503 and the status text: a server error's message is not the client's", async () => {
+    hub.refuse('closed', new HubClosedError());
+    const response = await fetch(`${base}/closed/events`);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({ statusCode: 503, message: 'Service Unavailable' });
   });
 
   it('refuses a Last-Event-ID that is not an index with 400, before following anything', async () => {
     const before = hub.follows.length;
     const response = await fetch(`${base}/resume/events`, { headers: { 'Last-Event-ID': 'abc' } });
     expect(response.status).toBe(400);
-    // Nest's own handler answers an error that carries `statusCode`, as RunHubError does: no filter of the app's.
+    // Nest's own handler answers an error in the shape of http-errors', as RunHubError is: no filter of the app's.
     expect(await response.json()).toEqual({
       statusCode: 400,
       message: 'Last-Event-ID must be the decimal index of an event, got "abc"',
@@ -240,5 +301,27 @@ describe('toMessageEvents() behind a NestJS @Sse() route', () => {
     abort.abort();
     await expect(left).resolves.toBe('left');
     expect(run.followed()).toBe(false);
+  });
+});
+
+// NestJS 12's exception handler takes the status of an error that is not its own HttpException only from the
+// shape of an `http-errors` error (@nestjs/core 12, BaseExceptionFilter.isHttpError): a boolean `expose`, a numeric
+// `statusCode`, `status === statusCode`, an `Error`. Anything less is a 500. The apps of test/package/nest.test.ts
+// run it for real.
+describe("RunHubError in the shape of an http-errors error, which NestJS 12's handler reads", () => {
+  it.each([
+    new UnknownRunError('r1'),
+    new ForgottenRunError('r1'),
+    new RunRequestError('prompt must not be empty'),
+    new IdempotencyKeyReusedError('r1'),
+    new RunRestartedError('r1', 2),
+    new HubFullError(4),
+    new HubClosedError(),
+    new RunHubError('bad gateway', 502),
+  ])('$name ($status)', (error) => {
+    expect(error).toBeInstanceOf(Error);
+    expect(error.statusCode).toBe(error.status);
+    // A client's error (4xx) is told to it; a server's (5xx) is not.
+    expect(error.expose).toBe(error.status < 500);
   });
 });
