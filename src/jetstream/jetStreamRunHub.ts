@@ -16,18 +16,17 @@ import type { RequestField } from '../process/requestedOptions.js';
 import type { FollowOptions, RunHub, StartedRun, StartOptions } from '../runs/RunHub.js';
 import { newRunId, RUN_ID } from '../runs/runId.js';
 import type { IndexedEvent, RunStatus, StartRequest } from '../runs/wire.js';
-import { cancelRun } from './cancelRun.js';
+import { RunCancel } from './cancelRun.js';
 import { DEFAULTS } from './wire/defaults.js';
 import { AttemptSupersededError, brokerError } from './wire/errors.js';
 import { fromJetStream } from './read/fromJetStream.js';
 import { layoutOf, type JetStreamLayout, type LayoutOptions } from './wire/layout.js';
 import { clientsOf } from './wire/clients.js';
 import { positionOf } from './wire/positions.js';
-import { RunHeaders } from './wire/records.js';
 import { readStatus } from './read/status.js';
 import { readSubmitted, storeSubmitted, type SubmittedRecord } from './write/submitted.js';
 import { submitRun } from './write/submitRun.js';
-import { runStatusOf } from './runStatusOf.js';
+import { readRunRecords, runStatusOf, type RunRecords } from './runStatusOf.js';
 import { wholeAtLeast } from '../common/checks.js';
 
 /** Options of `jetStreamRunHub`. */
@@ -40,7 +39,14 @@ export interface JetStreamRunHubOptions extends LayoutOptions {
   readonly allowFromRequest?: readonly RequestField[] | undefined;
   /** Requests waiting in the work queue (or held by a worker), past which a start is refused. Default 1000. */
   readonly maxQueued?: number | undefined;
-  /** Milliseconds `cancel` waits for a worker to record the run's end. Default 60 s. */
+  /**
+   * Milliseconds `cancel` waits for the worker holding a run to record its
+   * end. Default 60 s. Past it, `cancel` answers with the run's status as it
+   * stands (running, the cancel pending in `cancelRequestedAt`); the cancel
+   * stays stored, and the worker stops the run at its next confirmation, or
+   * the next worker to take its request records its end. A queued run's
+   * cancel answers at once.
+   */
   readonly cancelTimeoutMs?: number | undefined;
   /** The most runs `list()` reports, the newest. Default 1000. */
   readonly listLimit?: number | undefined;
@@ -77,6 +83,7 @@ class JetStreamRunHub implements RunHub {
   private readonly allowed: readonly RequestField[];
   private readonly maxQueued: number;
   private readonly listLimit: number;
+  private readonly cancelTimeoutMs: number;
   private readonly timing = { ackTimeoutMs: DEFAULTS.ackTimeoutMs, retryForMs: DEFAULTS.retryForMs };
   private closed = false;
 
@@ -88,6 +95,7 @@ class JetStreamRunHub implements RunHub {
     this.allowed = allowedFields(options.allowFromRequest);
     this.maxQueued = positive('maxQueued', options.maxQueued, 1000);
     this.listLimit = positive('listLimit', options.listLimit, 1000);
+    this.cancelTimeoutMs = positive('cancelTimeoutMs', options.cancelTimeoutMs, DEFAULTS.cancelTimeoutMs);
   }
 
   async start(request: StartRequest, options: StartOptions = {}): Promise<StartedRun> {
@@ -137,14 +145,8 @@ class JetStreamRunHub implements RunHub {
 
   async status(id: string): Promise<RunStatus> {
     if (!RUN_ID.test(id)) throw new UnknownRunError(id);
-    const [submitted, status] = await Promise.all([
-      readSubmitted(this.nc, this.layout, id),
-      readStatus(this.nc, this.layout, id),
-    ]).catch(this.broker(`read run ${id}`));
-    const last = status?.record;
-    if (!submitted && !last) throw (await this.anyRecord(id)) ? new ForgottenRunError(id) : new UnknownRunError(id);
-    const events = last?.record === 'started' ? await this.eventsSoFar(id, last.attempt) : 0;
-    return runStatusOf(id, submitted, last, events);
+    const records = await readRunRecords(this.nc, this.layout, id).catch(this.broker(`read run ${id}`));
+    return this.statusOf(id, records);
   }
 
   async list(): Promise<readonly RunStatus[]> {
@@ -156,10 +158,26 @@ class JetStreamRunHub implements RunHub {
       .slice(-this.listLimit);
   }
 
+  /**
+   * Stores a cancel of the run. A run no worker holds (queued) answers at
+   * once, its status showing the cancel pending (`cancelRequestedAt`); for
+   * one a worker holds, waits up to `cancelTimeoutMs` for the worker to
+   * record its end, then answers as it stands. Every broker call is tried
+   * again while the broker does not answer, for up to `retryForMs` in all.
+   */
   async cancel(id: string): Promise<RunStatus> {
-    await this.status(id);
-    await cancelRun(this.nc, id, { prefix: this.layout.prefix, timeoutMs: this.options.cancelTimeoutMs });
-    return this.status(id);
+    if (!RUN_ID.test(id)) throw new UnknownRunError(id);
+    const cancel = new RunCancel(this.nc, this.layout, id, {
+      timeoutMs: this.cancelTimeoutMs,
+      retryForMs: this.timing.retryForMs,
+    });
+    const read = () => cancel.call(`read run ${id}`, () => readRunRecords(this.nc, this.layout, id));
+    const before = await read();
+    const status = this.statusOf(id, before);
+    if (status.endedAt !== undefined) return status;
+    await cancel.store();
+    if (before.stored?.record?.record === 'started') await cancel.end(before.stored.sequence);
+    return this.statusOf(id, await read());
   }
 
   close(): Promise<void> {
@@ -207,24 +225,11 @@ class JetStreamRunHub implements RunHub {
     await submitRun(this.nc, { runId: id, prompt, ...present }, { prefix: this.layout.prefix });
   }
 
-  /**
-   * Events stored so far by the attempt in progress: the `EvoSci-Seq` of its
-   * last message (counting messages would count each part of a large event).
-   */
-  private async eventsSoFar(id: string, attempt: number): Promise<number> {
-    const jsm = await clientsOf(this.nc).manager();
-    const subject = this.layout.attemptSubject(id, attempt);
-    const last = await jsm.streams.getMessage(this.layout.eventsStream, { last_by_subj: subject }).catch(() => null);
-    const sequence = Number(last?.header?.get(RunHeaders.sequence));
-    return Number.isSafeInteger(sequence) && sequence > 0 ? sequence : 0;
-  }
-
-  /** Whether the stream still holds anything of the run (its records aged out, or were removed by its limits). */
-  private async anyRecord(id: string): Promise<boolean> {
-    const jsm = await clientsOf(this.nc).manager();
-    const filter = this.layout.runSubjects(id);
-    const info = await jsm.streams.info(this.layout.eventsStream, { subjects_filter: filter }).catch(() => undefined);
-    return Object.keys(info?.state.subjects ?? {}).length > 0;
+  /** The status the records say; `UnknownRunError`, or `ForgottenRunError` if the stream no longer holds the records. */
+  private statusOf(id: string, records: RunRecords): RunStatus {
+    if (!records.submitted && !records.stored?.record)
+      throw records.anything ? new ForgottenRunError(id) : new UnknownRunError(id);
+    return runStatusOf(id, records);
   }
 
   /** The ids of the runs the stream holds, by their submitted and status subjects. */

@@ -33,6 +33,20 @@ export async function cancelRequested(nc: NatsConnection, layout: JetStreamLayou
   return (await jsm.streams.getMessage(layout.eventsStream, { last_by_subj: layout.cancelSubject(runId) })) !== null;
 }
 
+/**
+ * When a cancel of the run was stored, as an ISO date: the stream's own time
+ * of the message, not the `at` its writer put in it.
+ */
+export async function cancelStoredAt(
+  nc: NatsConnection,
+  layout: JetStreamLayout,
+  runId: string,
+): Promise<string | undefined> {
+  const jsm = await clientsOf(nc).manager();
+  const stored = await jsm.streams.getMessage(layout.eventsStream, { last_by_subj: layout.cancelSubject(runId) });
+  return stored?.time.toISOString();
+}
+
 /** The error of an attempt the run's status has moved past, if it has (or if its status cannot be read: none). */
 export async function supersedingError(
   nc: NatsConnection,
