@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { catchError, defer, filter, from, map, mergeMap, throwError, type Observable } from 'rxjs';
 import type { DecodeIssue } from '../events/errors.js';
@@ -26,6 +25,7 @@ import { positionOf } from './wire/positions.js';
 import { readStatus } from './read/status.js';
 import { readSubmitted, storeSubmitted, type SubmittedRecord } from './write/submitted.js';
 import { submitRun } from './write/submitRun.js';
+import { checkSecret, HubSecret, keyedRunId } from './keyedIds.js';
 import { readRunRecords, runStatusOf, type RunRecords } from './runStatusOf.js';
 import { wholeAtLeast } from '../common/checks.js';
 
@@ -48,6 +48,15 @@ export interface JetStreamRunHubOptions extends LayoutOptions {
    * cancel answers at once.
    */
   readonly cancelTimeoutMs?: number | undefined;
+  /**
+   * The secret mixed into the run id of an idempotency key (HMAC-SHA256), so
+   * that no one without it computes the id of another's keyed run: at least
+   * 32 bytes with some 128 bits of entropy (`randomBytes(32)`, or its hex or
+   * base64), the same on every hub that should name the same runs. Default:
+   * the secret every hub of the prefix shares from the hub stream, which the
+   * first hub to need it stores (the hub's NATS user needs its rights).
+   */
+  readonly idSecret?: string | Uint8Array | undefined;
   /** The most runs `list()` reports, the newest. Default 1000. */
   readonly listLimit?: number | undefined;
   /** A stored event that does not decode, as `fromJetStream` reports it. */
@@ -59,8 +68,9 @@ export interface JetStreamRunHubOptions extends LayoutOptions {
  * wherever they are, and kept in the JetStream streams (`ensureStreams`),
  * which are the one log every reader reads from its own place. `start`
  * stores a `submitted` record (once per run id: a repeated idempotency key
- * names the same run from any host) and queues the request; `follow` reads
- * the stored run; `cancel` reaches the worker running it (`cancelRun`).
+ * names the same run from any hub sharing the secret of `idSecret`) and
+ * queues the request; `follow` reads the stored run; `cancel` stores a
+ * cancel that the worker holding the run, or the next to take it, acts on.
  * The workers' `runOptions` decide how a run starts. `close` stops this
  * hub taking starts; the runs go on in the fleet.
  *
@@ -84,6 +94,7 @@ class JetStreamRunHub implements RunHub {
   private readonly maxQueued: number;
   private readonly listLimit: number;
   private readonly cancelTimeoutMs: number;
+  private readonly secret: HubSecret;
   private readonly timing = { ackTimeoutMs: DEFAULTS.ackTimeoutMs, retryForMs: DEFAULTS.retryForMs };
   private closed = false;
 
@@ -96,6 +107,9 @@ class JetStreamRunHub implements RunHub {
     this.maxQueued = positive('maxQueued', options.maxQueued, 1000);
     this.listLimit = positive('listLimit', options.listLimit, 1000);
     this.cancelTimeoutMs = positive('cancelTimeoutMs', options.cancelTimeoutMs, DEFAULTS.cancelTimeoutMs);
+    const own =
+      options.idSecret === undefined ? undefined : checkSecret('jetStreamRunHub', 'idSecret', options.idSecret);
+    this.secret = new HubSecret(nc, this.layout, this.timing, own);
   }
 
   async start(request: StartRequest, options: StartOptions = {}): Promise<StartedRun> {
@@ -108,8 +122,8 @@ class JetStreamRunHub implements RunHub {
     );
     if (refused) throw new RunRequestError(`this hub does not take "${refused}" from requests`);
     const fingerprint = fingerprintOf(checked);
-    // A key names its run on every host: the same key is the same run id.
-    const id = key === undefined ? newRunId() : `k${createHash('sha256').update(key).digest('base64url')}`;
+    // A key names its run on every host that has the secret: the same key is the same run id.
+    const id = key === undefined ? newRunId() : keyedRunId(await this.secret.get(), key);
     const submitted = this.submittedRecord(id, checked, fingerprint);
     // A soft bound: starts at once on several hosts may each see room for one more.
     if (key === undefined || !(await readSubmitted(this.nc, this.layout, id))) await this.checkQueue();
@@ -203,8 +217,8 @@ class JetStreamRunHub implements RunHub {
       readSubmitted(this.nc, this.layout, id),
       readStatus(this.nc, this.layout, id),
     ]).catch(this.broker(`read run ${id}`));
-    if (earlier?.fingerprint !== undefined && earlier.fingerprint !== fingerprint)
-      throw new IdempotencyKeyReusedError(id);
+    // A record without this request's fingerprint (another request, or one no hub wrote) is not this run.
+    if (earlier?.runId !== id || earlier.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError(id);
     // A hub that stopped between taking the run and queueing it left it without a request: queue it again.
     // A request queued twice runs once: the second is skipped by the worker that takes it.
     if (status === undefined) await this.queue(id, request);

@@ -109,7 +109,7 @@ export async function deleteStreams(nc: NatsConnection, prefix: string): Promise
   if (nc.isClosed()) return;
   const jsm = await jetstreamManager(nc, { checkAPI: false });
   const layout = layoutOf({ prefix });
-  for (const name of [layout.eventsStream, layout.requestsStream])
+  for (const name of [layout.eventsStream, layout.requestsStream, layout.hubStream])
     await jsm.streams.delete(name).catch(() => undefined);
 }
 
