@@ -162,7 +162,7 @@ async function all(): Promise<void> {
   if (!opts.prefix) {
     const nc = await connect({ servers: opts.server });
     const jsm = await jetstreamManager(nc);
-    for (const stream of ['EVENTS', 'REQUESTS'])
+    for (const stream of ['EVENTS', 'REQUESTS', 'HUB'])
       await jsm.streams.delete(`${demoPrefix.toUpperCase()}_${stream}`).catch(() => undefined);
     await nc.close();
   }

@@ -1,18 +1,13 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import { EvoSciError } from '../events/errors.js';
 import { DEFAULTS } from './wire/defaults.js';
+import { retried } from './wire/backoff.js';
 import { BrokerError, brokerError } from './wire/errors.js';
-import { OrderedReader } from './read/OrderedReader.js';
+import { EndWatch, type EndRecord } from './read/EndWatch.js';
 import { checkRunId, layoutOf, type JetStreamLayout, type LayoutOptions } from './wire/layout.js';
 import { serverOf } from './wire/clients.js';
 import { publishStored } from './write/publishStored.js';
-import {
-  decodeRecord,
-  RunHeaders,
-  utf8,
-  type DeadLetterRecord,
-  type FinishedRecord,
-  type StatusRecord,
-} from './wire/records.js';
+import { RunHeaders, utf8, type DeadLetterRecord, type FinishedRecord, type StatusRecord } from './wire/records.js';
 import { readStatus } from './read/status.js';
 import { above } from '../common/checks.js';
 
@@ -54,9 +49,12 @@ export interface CancelOutcome {
  *
  * It stores a cancel on `<prefix>.run.<runId>.cancel` (the only subject a
  * submitter writes besides requests); workers record the end. A run id not
- * submitted yet is cancelled in advance. Rejects with `BrokerError` if the
- * broker fails, or if no worker records the end within `timeoutMs` (the
- * cancel then stays stored, and takes effect when a worker takes the request).
+ * submitted yet is cancelled in advance. Its broker calls are tried again
+ * while the broker does not answer (a leader election, a link that comes
+ * back), as publishes are, for up to 30 s of the call, and no longer than
+ * `timeoutMs`. Rejects with `BrokerError` if the broker fails, or if no
+ * worker records the end within `timeoutMs` (the cancel then stays stored,
+ * and takes effect when a worker takes the request).
  *
  * ```ts
  * const { result, record } = await cancelRun(nc, runId, { prefix });
@@ -72,20 +70,18 @@ export async function cancelRun(
   const timeoutMs = options.timeoutMs ?? DEFAULTS.cancelTimeoutMs;
   above('cancelRun', 'timeoutMs', timeoutMs, 0);
   const layout = layoutOf(options);
-  const deadline = Date.now() + timeoutMs;
-  const status = await readStatus(nc, layout, runId).catch((err: unknown) => {
-    throw brokerError(nc, `could not read the status of run ${runId} from stream ${layout.eventsStream}`, err);
-  });
+  const cancel = new RunCancel(nc, layout, runId, { timeoutMs, retryForMs: Math.min(DEFAULTS.retryForMs, timeoutMs) });
+  const status = await cancel.call(`read the status of run ${runId} from stream ${layout.eventsStream}`, () =>
+    readStatus(nc, layout, runId),
+  );
   const ended = outcomeOf(status?.record);
   if (ended) return ended;
-  await publishStored(
-    nc,
-    // One id for every cancel of the run: cancels at once store one.
-    { subject: layout.cancelSubject(runId), msgID: `${runId}.cancel`, headers: { [RunHeaders.runId]: runId } },
-    utf8.encode(JSON.stringify({ runId, at: new Date().toISOString() })),
-    { ackTimeoutMs: Math.min(DEFAULTS.ackTimeoutMs, timeoutMs), retryForMs: Math.max(0, deadline - Date.now()) },
+  await cancel.store();
+  const end = await cancel.end(status?.sequence);
+  if (end) return outcomeOf(end)!;
+  throw new BrokerError(
+    `run ${runId}: its cancel is stored on ${layout.cancelSubject(runId)} of ${serverOf(nc)}, but no worker recorded the run's end within timeoutMs; it takes effect when a worker takes its request`,
   );
-  return new EndWatch(nc, layout, runId).wait(status?.sequence, deadline);
 }
 
 /** The outcome a status record gives, if it ends the run. */
@@ -96,52 +92,56 @@ function outcomeOf(record: StatusRecord | undefined): CancelOutcome | undefined 
   return { result, record };
 }
 
-/** Reads a run's status records from the one last read until one ends the run, or the deadline passes. */
-class EndWatch {
-  private following: OrderedReader | undefined;
-  private done = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+/** How long a cancel waits for the run's end, and for how long its broker calls are tried again. */
+export interface CancelTiming {
+  readonly timeoutMs: number;
+  readonly retryForMs: number;
+}
+
+/**
+ * One cancel of a run: every broker call of it (reading the run, storing the
+ * cancel, starting the watch of its end) is tried again while the broker
+ * does not answer, as a publish is, within one budget counted from the
+ * cancel's start (`retryForMs`: a leader election, a link that comes back),
+ * and its wait for the run's end ends `timeoutMs` after that start.
+ */
+export class RunCancel {
+  private readonly retryUntil: number;
+  private readonly deadline: number;
+  private readonly ackTimeoutMs: number;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly layout: JetStreamLayout,
     private readonly runId: string,
-  ) {}
+    timing: CancelTiming,
+  ) {
+    const now = Date.now();
+    this.retryUntil = now + timing.retryForMs;
+    this.deadline = now + timing.timeoutMs;
+    this.ackTimeoutMs = Math.max(1, Math.min(DEFAULTS.ackTimeoutMs, timing.retryForMs));
+  }
 
-  wait(fromSequence: number | undefined, deadline: number): Promise<CancelOutcome> {
-    return new Promise<CancelOutcome>((resolve, reject) => {
-      const end = (outcome: CancelOutcome | Error) => {
-        if (this.done) return;
-        this.done = true;
-        clearTimeout(this.timer);
-        this.following?.stop();
-        if (outcome instanceof Error) reject(outcome);
-        else resolve(outcome);
-      };
-      this.timer = setTimeout(() => end(this.timedOut()), Math.max(0, deadline - Date.now()));
-      OrderedReader.start(
-        this.nc,
-        this.layout.eventsStream,
-        this.layout.statusSubject(this.runId),
-        fromSequence === undefined ? { from: 'start' } : { from: 'sequence', sequence: fromSequence },
-        (message) => {
-          const outcome = outcomeOf(decodeRecord(message.data));
-          if (outcome) end(outcome);
-        },
-        end,
-      ).then(
-        (following) => {
-          this.following = following;
-          if (this.done) following.stop();
-        },
-        (err: unknown) => end(err instanceof Error ? err : new BrokerError(String(err))),
-      );
+  /** A broker call of the cancel, tried again within its budget; `BrokerError` saying `what` failed if it never answers. */
+  call<T>(what: string, read: () => Promise<T>): Promise<T> {
+    return retried(this.nc, read, this.retryUntil).catch((err: unknown) => {
+      throw EvoSciError.is(err) ? err : brokerError(this.nc, `could not ${what}`, err);
     });
   }
 
-  private timedOut(): BrokerError {
-    return new BrokerError(
-      `run ${this.runId}: its cancel is stored on ${this.layout.cancelSubject(this.runId)} of ${serverOf(this.nc)}, but no worker recorded the run's end within timeoutMs; it takes effect when a worker takes its request`,
+  /** Stores the cancel, where workers see it: one id for every cancel of the run, so that cancels at once store one. */
+  async store(): Promise<void> {
+    const { runId } = this;
+    await publishStored(
+      this.nc,
+      { subject: this.layout.cancelSubject(runId), msgID: `${runId}.cancel`, headers: { [RunHeaders.runId]: runId } },
+      utf8.encode(JSON.stringify({ runId, at: new Date().toISOString() })),
+      { ackTimeoutMs: this.ackTimeoutMs, retryForMs: Math.max(0, this.retryUntil - Date.now()) },
     );
+  }
+
+  /** The record that ends the run, read from its status sequence `from` on; `undefined` once the cancel's timeout passes. */
+  end(from: number | undefined): Promise<EndRecord | undefined> {
+    return new EndWatch(this.nc, this.layout, this.runId).wait(from, this.deadline, this.retryUntil);
   }
 }

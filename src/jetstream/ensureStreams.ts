@@ -36,6 +36,7 @@ export function streamConfigs(options: EnsureStreamsOptions = {}): {
   layout: JetStreamLayout;
   events: StreamConfig;
   requests: StreamConfig;
+  hub: StreamConfig;
 } {
   const layout = layoutOf(options);
   const storage = (options.storage ?? 'file') === 'file' ? StorageType.File : StorageType.Memory;
@@ -68,11 +69,20 @@ export function streamConfigs(options: EnsureStreamsOptions = {}): {
     duplicate_window: window(requestsMaxAgeMs),
     max_age: nanos(requestsMaxAgeMs),
   } as StreamConfig;
-  return { layout, events, requests };
+  // Kept for good: a secret that changed would give every key a new run id.
+  const hub = {
+    ...common,
+    name: layout.hubStream,
+    subjects: [layout.hubSubjects],
+    retention: RetentionPolicy.Limits,
+    duplicate_window: window(0),
+    max_age: 0,
+  } as StreamConfig;
+  return { layout, events, requests, hub };
 }
 
 /**
- * Creates the two streams runs need, or updates them to these options; safe
+ * Creates the streams runs need (events, requests, and the hubs' own), or updates them to these options; safe
  * to call from every process at start-up. A stream whose retention differs
  * (which JetStream cannot change) or whose subjects another stream holds is
  * an error naming it, and so is a stream of another prefix that maps to the
@@ -81,13 +91,13 @@ export function streamConfigs(options: EnsureStreamsOptions = {}): {
  *
  * ```ts
  * const nc = await connect({ servers: '127.0.0.1:4222' });
- * const { eventsStream, requestsStream } = await ensureStreams(nc); // EVOSCI_EVENTS, EVOSCI_REQUESTS
+ * const { eventsStream, requestsStream } = await ensureStreams(nc); // EVOSCI_EVENTS, EVOSCI_REQUESTS (and EVOSCI_HUB)
  * ```
  */
 export async function ensureStreams(nc: NatsConnection, options: EnsureStreamsOptions = {}): Promise<JetStreamLayout> {
-  const { layout, events, requests } = streamConfigs(options);
+  const { layout, events, requests, hub } = streamConfigs(options);
   const jsm = await clientsOf(nc).manager();
-  for (const config of [events, requests]) {
+  for (const config of [events, requests, hub]) {
     let existing: StreamInfo | undefined;
     try {
       existing = await jsm.streams.info(config.name);
@@ -109,7 +119,8 @@ export async function ensureStreams(nc: NatsConnection, options: EnsureStreamsOp
 function changedConfig(layout: JetStreamLayout, existing: StreamConfig, config: StreamConfig): StreamConfig {
   const { name, retention, storage, subjects, ...changeable } = config;
   if (!sameSubjects(existing.subjects, subjects)) {
-    const tail = retention === RetentionPolicy.Workqueue ? '.requests' : '.run.>';
+    // What follows the prefix in this stream's subject (`.run.>`, `.requests`, `.hub.>`) names the prefix of theirs.
+    const tail = subjects[0]!.slice(layout.prefix.length);
     const theirs = existing.subjects?.[0]?.endsWith(tail) ? existing.subjects[0].slice(0, -tail.length) : undefined;
     const owner = theirs === undefined ? `subjects ${JSON.stringify(existing.subjects)}` : `prefix "${theirs}"`;
     throw new BrokerError(

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { catchError, defer, filter, from, map, mergeMap, throwError, type Observable } from 'rxjs';
 import type { DecodeIssue } from '../events/errors.js';
@@ -16,18 +15,18 @@ import type { RequestField } from '../process/requestedOptions.js';
 import type { FollowOptions, RunHub, StartedRun, StartOptions } from '../runs/RunHub.js';
 import { newRunId, RUN_ID } from '../runs/runId.js';
 import type { IndexedEvent, RunStatus, StartRequest } from '../runs/wire.js';
-import { cancelRun } from './cancelRun.js';
+import { RunCancel } from './cancelRun.js';
 import { DEFAULTS } from './wire/defaults.js';
 import { AttemptSupersededError, brokerError } from './wire/errors.js';
 import { fromJetStream } from './read/fromJetStream.js';
 import { layoutOf, type JetStreamLayout, type LayoutOptions } from './wire/layout.js';
 import { clientsOf } from './wire/clients.js';
 import { positionOf } from './wire/positions.js';
-import { RunHeaders } from './wire/records.js';
 import { readStatus } from './read/status.js';
 import { readSubmitted, storeSubmitted, type SubmittedRecord } from './write/submitted.js';
 import { submitRun } from './write/submitRun.js';
-import { runStatusOf } from './runStatusOf.js';
+import { checkSecret, HubSecret, keyedRunId } from './keyedIds.js';
+import { readRunRecords, runStatusOf, type RunRecords } from './runStatusOf.js';
 import { wholeAtLeast } from '../common/checks.js';
 
 /** Options of `jetStreamRunHub`. */
@@ -40,8 +39,24 @@ export interface JetStreamRunHubOptions extends LayoutOptions {
   readonly allowFromRequest?: readonly RequestField[] | undefined;
   /** Requests waiting in the work queue (or held by a worker), past which a start is refused. Default 1000. */
   readonly maxQueued?: number | undefined;
-  /** Milliseconds `cancel` waits for a worker to record the run's end. Default 60 s. */
+  /**
+   * Milliseconds `cancel` waits for the worker holding a run to record its
+   * end. Default 60 s. Past it, `cancel` answers with the run's status as it
+   * stands (running, the cancel pending in `cancelRequestedAt`); the cancel
+   * stays stored, and the worker stops the run at its next confirmation, or
+   * the next worker to take its request records its end. A queued run's
+   * cancel answers at once.
+   */
   readonly cancelTimeoutMs?: number | undefined;
+  /**
+   * The secret mixed into the run id of an idempotency key (HMAC-SHA256), so
+   * that no one without it computes the id of another's keyed run: at least
+   * 32 bytes with some 128 bits of entropy (`randomBytes(32)`, or its hex or
+   * base64), the same on every hub that should name the same runs. Default:
+   * the secret every hub of the prefix shares from the hub stream, which the
+   * first hub to need it stores (the hub's NATS user needs its rights).
+   */
+  readonly idSecret?: string | Uint8Array | undefined;
   /** The most runs `list()` reports, the newest. Default 1000. */
   readonly listLimit?: number | undefined;
   /** A stored event that does not decode, as `fromJetStream` reports it. */
@@ -53,8 +68,9 @@ export interface JetStreamRunHubOptions extends LayoutOptions {
  * wherever they are, and kept in the JetStream streams (`ensureStreams`),
  * which are the one log every reader reads from its own place. `start`
  * stores a `submitted` record (once per run id: a repeated idempotency key
- * names the same run from any host) and queues the request; `follow` reads
- * the stored run; `cancel` reaches the worker running it (`cancelRun`).
+ * names the same run from any hub sharing the secret of `idSecret`) and
+ * queues the request; `follow` reads the stored run; `cancel` stores a
+ * cancel that the worker holding the run, or the next to take it, acts on.
  * The workers' `runOptions` decide how a run starts. `close` stops this
  * hub taking starts; the runs go on in the fleet.
  *
@@ -77,6 +93,8 @@ class JetStreamRunHub implements RunHub {
   private readonly allowed: readonly RequestField[];
   private readonly maxQueued: number;
   private readonly listLimit: number;
+  private readonly cancelTimeoutMs: number;
+  private readonly secret: HubSecret;
   private readonly timing = { ackTimeoutMs: DEFAULTS.ackTimeoutMs, retryForMs: DEFAULTS.retryForMs };
   private closed = false;
 
@@ -88,6 +106,10 @@ class JetStreamRunHub implements RunHub {
     this.allowed = allowedFields(options.allowFromRequest);
     this.maxQueued = positive('maxQueued', options.maxQueued, 1000);
     this.listLimit = positive('listLimit', options.listLimit, 1000);
+    this.cancelTimeoutMs = positive('cancelTimeoutMs', options.cancelTimeoutMs, DEFAULTS.cancelTimeoutMs);
+    const own =
+      options.idSecret === undefined ? undefined : checkSecret('jetStreamRunHub', 'idSecret', options.idSecret);
+    this.secret = new HubSecret(nc, this.layout, this.timing, own);
   }
 
   async start(request: StartRequest, options: StartOptions = {}): Promise<StartedRun> {
@@ -100,8 +122,8 @@ class JetStreamRunHub implements RunHub {
     );
     if (refused) throw new RunRequestError(`this hub does not take "${refused}" from requests`);
     const fingerprint = fingerprintOf(checked);
-    // A key names its run on every host: the same key is the same run id.
-    const id = key === undefined ? newRunId() : `k${createHash('sha256').update(key).digest('base64url')}`;
+    // A key names its run on every host that has the secret: the same key is the same run id.
+    const id = key === undefined ? newRunId() : keyedRunId(await this.secret.get(), key);
     const submitted = this.submittedRecord(id, checked, fingerprint);
     // A soft bound: starts at once on several hosts may each see room for one more.
     if (key === undefined || !(await readSubmitted(this.nc, this.layout, id))) await this.checkQueue();
@@ -137,14 +159,8 @@ class JetStreamRunHub implements RunHub {
 
   async status(id: string): Promise<RunStatus> {
     if (!RUN_ID.test(id)) throw new UnknownRunError(id);
-    const [submitted, status] = await Promise.all([
-      readSubmitted(this.nc, this.layout, id),
-      readStatus(this.nc, this.layout, id),
-    ]).catch(this.broker(`read run ${id}`));
-    const last = status?.record;
-    if (!submitted && !last) throw (await this.anyRecord(id)) ? new ForgottenRunError(id) : new UnknownRunError(id);
-    const events = last?.record === 'started' ? await this.eventsSoFar(id, last.attempt) : 0;
-    return runStatusOf(id, submitted, last, events);
+    const records = await readRunRecords(this.nc, this.layout, id).catch(this.broker(`read run ${id}`));
+    return this.statusOf(id, records);
   }
 
   async list(): Promise<readonly RunStatus[]> {
@@ -156,10 +172,26 @@ class JetStreamRunHub implements RunHub {
       .slice(-this.listLimit);
   }
 
+  /**
+   * Stores a cancel of the run. A run no worker holds (queued) answers at
+   * once, its status showing the cancel pending (`cancelRequestedAt`); for
+   * one a worker holds, waits up to `cancelTimeoutMs` for the worker to
+   * record its end, then answers as it stands. Every broker call is tried
+   * again while the broker does not answer, for up to `retryForMs` in all.
+   */
   async cancel(id: string): Promise<RunStatus> {
-    await this.status(id);
-    await cancelRun(this.nc, id, { prefix: this.layout.prefix, timeoutMs: this.options.cancelTimeoutMs });
-    return this.status(id);
+    if (!RUN_ID.test(id)) throw new UnknownRunError(id);
+    const cancel = new RunCancel(this.nc, this.layout, id, {
+      timeoutMs: this.cancelTimeoutMs,
+      retryForMs: this.timing.retryForMs,
+    });
+    const read = () => cancel.call(`read run ${id}`, () => readRunRecords(this.nc, this.layout, id));
+    const before = await read();
+    const status = this.statusOf(id, before);
+    if (status.endedAt !== undefined) return status;
+    await cancel.store();
+    if (before.stored?.record?.record === 'started') await cancel.end(before.stored.sequence);
+    return this.statusOf(id, await read());
   }
 
   close(): Promise<void> {
@@ -185,8 +217,8 @@ class JetStreamRunHub implements RunHub {
       readSubmitted(this.nc, this.layout, id),
       readStatus(this.nc, this.layout, id),
     ]).catch(this.broker(`read run ${id}`));
-    if (earlier?.fingerprint !== undefined && earlier.fingerprint !== fingerprint)
-      throw new IdempotencyKeyReusedError(id);
+    // A record without this request's fingerprint (another request, or one no hub wrote) is not this run.
+    if (earlier?.runId !== id || earlier.fingerprint !== fingerprint) throw new IdempotencyKeyReusedError(id);
     // A hub that stopped between taking the run and queueing it left it without a request: queue it again.
     // A request queued twice runs once: the second is skipped by the worker that takes it.
     if (status === undefined) await this.queue(id, request);
@@ -207,24 +239,11 @@ class JetStreamRunHub implements RunHub {
     await submitRun(this.nc, { runId: id, prompt, ...present }, { prefix: this.layout.prefix });
   }
 
-  /**
-   * Events stored so far by the attempt in progress: the `EvoSci-Seq` of its
-   * last message (counting messages would count each part of a large event).
-   */
-  private async eventsSoFar(id: string, attempt: number): Promise<number> {
-    const jsm = await clientsOf(this.nc).manager();
-    const subject = this.layout.attemptSubject(id, attempt);
-    const last = await jsm.streams.getMessage(this.layout.eventsStream, { last_by_subj: subject }).catch(() => null);
-    const sequence = Number(last?.header?.get(RunHeaders.sequence));
-    return Number.isSafeInteger(sequence) && sequence > 0 ? sequence : 0;
-  }
-
-  /** Whether the stream still holds anything of the run (its records aged out, or were removed by its limits). */
-  private async anyRecord(id: string): Promise<boolean> {
-    const jsm = await clientsOf(this.nc).manager();
-    const filter = this.layout.runSubjects(id);
-    const info = await jsm.streams.info(this.layout.eventsStream, { subjects_filter: filter }).catch(() => undefined);
-    return Object.keys(info?.state.subjects ?? {}).length > 0;
+  /** The status the records say; `UnknownRunError`, or `ForgottenRunError` if the stream no longer holds the records. */
+  private statusOf(id: string, records: RunRecords): RunStatus {
+    if (!records.submitted && !records.stored?.record)
+      throw records.anything ? new ForgottenRunError(id) : new UnknownRunError(id);
+    return runStatusOf(id, records);
   }
 
   /** The ids of the runs the stream holds, by their submitted and status subjects. */

@@ -1,7 +1,58 @@
 // A run's records in the events stream as the `RunStatus` a run hub reports.
+import type { NatsConnection } from '@nats-io/transport-node';
 import type { RunErrorInfo, RunStatus } from '../runs/wire.js';
-import type { SerializedError, StatusRecord } from './wire/records.js';
-import type { SubmittedRecord } from './write/submitted.js';
+import { clientsOf } from './wire/clients.js';
+import type { JetStreamLayout } from './wire/layout.js';
+import { RunHeaders, type SerializedError, type StatusRecord } from './wire/records.js';
+import { cancelStoredAt, readStatus, type StoredStatus } from './read/status.js';
+import { readSubmitted, type SubmittedRecord } from './write/submitted.js';
+
+/** What the events stream holds of a run, for its status. */
+export interface RunRecords {
+  readonly submitted: SubmittedRecord | undefined;
+  /** Its last status record, and where it is stored. */
+  readonly stored: StoredStatus | undefined;
+  /** Events stored so far by the attempt in progress. */
+  readonly events: number;
+  /** When a cancel of it was stored, while it has not ended. */
+  readonly cancelRequestedAt: string | undefined;
+  /** Whether the stream holds anything of it at all: read only when it has neither record. */
+  readonly anything: boolean;
+}
+
+/** Reads a run's records: every call is the broker's, none is tried again. */
+export async function readRunRecords(nc: NatsConnection, layout: JetStreamLayout, id: string): Promise<RunRecords> {
+  const [submitted, stored] = await Promise.all([readSubmitted(nc, layout, id), readStatus(nc, layout, id)]);
+  const last = stored?.record;
+  if (!submitted && !last)
+    return { submitted, stored, events: 0, cancelRequestedAt: undefined, anything: await anyRecord(nc, layout, id) };
+  const live = last === undefined || last.record === 'started';
+  const [events, cancelRequestedAt] = await Promise.all([
+    last?.record === 'started' ? eventsSoFar(nc, layout, id, last.attempt) : 0,
+    live ? cancelStoredAt(nc, layout, id) : undefined,
+  ]);
+  return { submitted, stored, events, cancelRequestedAt, anything: true };
+}
+
+/**
+ * Events stored so far by the attempt in progress: the `EvoSci-Seq` of its
+ * last message (counting messages would count each part of a large event).
+ */
+async function eventsSoFar(nc: NatsConnection, layout: JetStreamLayout, id: string, attempt: number): Promise<number> {
+  const jsm = await clientsOf(nc).manager();
+  const subject = layout.attemptSubject(id, attempt);
+  const last = await jsm.streams.getMessage(layout.eventsStream, { last_by_subj: subject }).catch(() => null);
+  const sequence = Number(last?.header?.get(RunHeaders.sequence));
+  return Number.isSafeInteger(sequence) && sequence > 0 ? sequence : 0;
+}
+
+/** Whether the stream still holds anything of the run (its records aged out, or were removed by its limits). */
+async function anyRecord(nc: NatsConnection, layout: JetStreamLayout, id: string): Promise<boolean> {
+  const jsm = await clientsOf(nc).manager();
+  const filter = layout.runSubjects(id);
+  const info = await jsm.streams.info(layout.eventsStream, { subjects_filter: filter }).catch(() => undefined);
+  return Object.keys(info?.state.subjects ?? {}).length > 0;
+}
 
 /** An error as a status carries it: class, one-line message, details; never stderr. */
 function errorInfo(error: SerializedError): RunErrorInfo {
@@ -15,12 +66,9 @@ function errorInfo(error: SerializedError): RunErrorInfo {
 }
 
 /** What a run's last status record (or, before any, its submitted record) says of it. */
-export function runStatusOf(
-  runId: string,
-  submitted: SubmittedRecord | undefined,
-  last: StatusRecord | undefined,
-  events: number,
-): RunStatus {
+export function runStatusOf(runId: string, records: RunRecords): RunStatus {
+  const { submitted, events, cancelRequestedAt } = records;
+  const last: StatusRecord | undefined = records.stored?.record;
   const base: RunStatus = {
     id: runId,
     state: 'queued',
@@ -29,6 +77,7 @@ export function runStatusOf(
     events,
     ...(submitted?.resume !== undefined && { resumed: submitted.resume }),
     ...(submitted?.metadata !== undefined && { metadata: submitted.metadata }),
+    ...(cancelRequestedAt !== undefined && { cancelRequestedAt }),
   };
   if (last === undefined) return base;
   if (last.record === 'started') return { ...base, state: 'running', startedAt: last.at };

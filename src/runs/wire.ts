@@ -57,6 +57,8 @@ export const RunStatus = t.intersection([
     /** The thread this run resumed. */
     resumed: t.string,
     metadata: t.record(t.string, t.string),
+    /** When a cancel of the run was stored, as an ISO date, while the run has not ended: its end is pending. */
+    cancelRequestedAt: t.string,
   }),
 ]);
 export type RunStatus = t.TypeOf<typeof RunStatus>;

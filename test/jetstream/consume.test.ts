@@ -314,12 +314,19 @@ describe('ensureStreams', () => {
         retention: 'workqueue',
         storage: 'file',
       });
+      // The hubs' own stream keeps its secret for good.
+      expect((await jsm.streams.info(layout.hubStream)).config).toMatchObject({
+        subjects: [`${prefix}.hub.>`],
+        retention: 'limits',
+        storage: 'file',
+        max_age: 0,
+      });
       await jsm.streams.delete(layout.requestsStream);
       await jsm.streams.add({ name: layout.requestsStream, subjects: [`${prefix}.requests`] });
       await expect(ensureStreams(nc, { prefix })).rejects.toThrow(/exists with retention "limits", not "workqueue"/);
     } finally {
       const jsm = await jetstreamManager(nc);
-      for (const s of [`${prefix.toUpperCase()}_EVENTS`, `${prefix.toUpperCase()}_REQUESTS`])
+      for (const s of ['EVENTS', 'REQUESTS', 'HUB'].map((name) => `${prefix.toUpperCase()}_${name}`))
         await jsm.streams.delete(s).catch(() => undefined);
       await nc.close();
     }

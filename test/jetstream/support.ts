@@ -109,15 +109,16 @@ export async function deleteStreams(nc: NatsConnection, prefix: string): Promise
   if (nc.isClosed()) return;
   const jsm = await jetstreamManager(nc, { checkAPI: false });
   const layout = layoutOf({ prefix });
-  for (const name of [layout.eventsStream, layout.requestsStream])
+  for (const name of [layout.eventsStream, layout.requestsStream, layout.hubStream])
     await jsm.streams.delete(name).catch(() => undefined);
 }
 
-/** One message of an attempt written by hand: its `EvoSci-Seq` (none if absent), its `EvoSci-Part`, its payload. */
+/** One message of an attempt written by hand: its `EvoSci-Seq` (none if absent), its `EvoSci-Part`, its payload, more headers. */
 export interface HandWritten {
   readonly seq?: number;
   readonly part?: string;
   readonly payload: string | Uint8Array;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -140,8 +141,9 @@ export async function writeByHand(
     encodeRecord({ record: 'started', runId, attempt: 1, at: new Date().toISOString() }),
   );
   if (afterStart !== undefined) await js.publish(layout.statusSubject(runId), afterStart);
-  for (const { seq, part, payload } of messages) {
+  for (const { seq, part, payload, headers: more = {} } of messages) {
     const h = headers();
+    for (const [name, value] of Object.entries(more)) h.set(name, value);
     h.set('EvoSci-Attempt', '1');
     if (seq !== undefined) h.set('EvoSci-Seq', String(seq));
     if (part !== undefined) h.set('EvoSci-Part', part);

@@ -21,12 +21,19 @@ export function submitterPublishes(prefix: string, options: { cancel?: boolean }
   ];
 }
 
+/** What a hub's user may publish besides a submitter's: the hubs' secret, stored once, and read. */
+export function hubPublishes(prefix: string): string[] {
+  const layout = layoutOf({ prefix });
+  return [...submitterPublishes(prefix), layout.secretSubject, `$JS.API.STREAM.MSG.GET.${layout.hubStream}`];
+}
+
 const list = (subjects: readonly string[]) => subjects.map((s) => `"${s}"`).join(', ');
 
 /**
- * `submitter` (password `submitter-secret`) and `worker` (`worker-secret`) as
- * documented; `reader` (`reader-secret`) has the submitter's rights but its
- * cancels, for the tests that show a cancel needs them.
+ * `submitter` (password `submitter-secret`), `hub` (`hub-secret`) and
+ * `worker` (`worker-secret`) as documented; `reader` (`reader-secret`) has
+ * the submitter's rights but its cancels, for the tests that show a cancel
+ * needs them.
  */
 export function brokerUsers(prefix: string): string {
   const layout = layoutOf({ prefix });
@@ -36,6 +43,7 @@ export function brokerUsers(prefix: string): string {
 authorization {
   users = [
     ${user('submitter', submitterPublishes(prefix), ['_INBOX.>'])}
+    ${user('hub', hubPublishes(prefix), ['_INBOX.>'])}
     ${user('worker', [`${prefix}.run.>`, '$JS.API.>', `$JS.ACK.${layout.requestsStream}.>`], ['_INBOX.>', layout.allCancelSubjects])}
     ${user('reader', submitterPublishes(prefix, { cancel: false }), ['_INBOX.>'])}
   ]

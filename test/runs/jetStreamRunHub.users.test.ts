@@ -1,6 +1,6 @@
-// The hub across hosts as the README's NATS users run it: a submitter with
-// only its documented permissions starts, follows, lists and cancels runs
-// that a worker user serves; the HTTP handler works over it the same way.
+// The hub across hosts as the README's NATS users run it: a hub with only
+// its documented permissions starts, follows, lists and cancels runs that a
+// worker user serves; the HTTP handler works over it the same way.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,7 +22,7 @@ describe('jetStreamRunHub with the documented NATS users', () => {
   const dir = mkdtempSync(join(tmpdir(), 'evosci-rx-hub-users-'));
   let broker: OwnBroker;
   let worker: NatsConnection;
-  let submitter: NatsConnection;
+  let hubUser: NatsConnection;
   let serving: Subscription;
   let hub: RunHub;
   let server: Server;
@@ -32,10 +32,10 @@ describe('jetStreamRunHub with the documented NATS users', () => {
     broker = await ownBroker({ config: brokerUsers(prefix), credentials: { user: 'worker', pass: 'worker-secret' } });
     await broker.start();
     worker = await connect({ servers: broker.url, user: 'worker', pass: 'worker-secret' });
-    submitter = await connect({ servers: broker.url, user: 'submitter', pass: 'submitter-secret' });
+    hubUser = await connect({ servers: broker.url, user: 'hub', pass: 'hub-secret' });
     await ensureStreams(worker, { prefix, storage: 'memory' });
     serving = serveRuns(worker, { prefix, concurrency: 2, runOptions: scenarioRunOptions(dir) }).subscribe();
-    hub = jetStreamRunHub(submitter, { prefix });
+    hub = jetStreamRunHub(hubUser, { prefix });
     server = createServer(runsHandler(hub));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     runs = `http://127.0.0.1:${(server.address() as AddressInfo).port}/runs`;
@@ -44,7 +44,7 @@ describe('jetStreamRunHub with the documented NATS users', () => {
     server?.closeAllConnections();
     server?.close();
     serving?.unsubscribe();
-    await submitter?.close();
+    await hubUser?.close();
     await worker?.close();
     await broker?.dispose();
     rmSync(dir, { recursive: true, force: true });

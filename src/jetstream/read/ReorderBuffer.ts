@@ -10,28 +10,68 @@ export interface InOrder {
   readonly resumeFrom: number;
 }
 
+/** A message of an attempt as read: its event, which part of it, its payload, and the bytes it came in. */
+export interface Arrival {
+  readonly sequence: number;
+  readonly part: Part | undefined;
+  readonly data: Uint8Array;
+  /** Its headers, subject and payload: what holding it keeps of what the client read. */
+  readonly size: number;
+  readonly streamSequence: number;
+}
+
+/** An event whose messages disagree on its shape (whole, or so many parts): it is dropped, never joined. */
+export interface Mismatch {
+  readonly sequence: number;
+  /** What was seen of the event, and what came instead. */
+  readonly message: string;
+  /** Parts of it were already taken: its line is open in the decoder, which must let it go. */
+  readonly opened: boolean;
+}
+
+/** What `add` made of a message: held until its turn, a repeat dropped, or the end of an event whose messages disagree. */
+export type Added = 'held' | 'repeat' | Mismatch;
+
 interface Held {
   readonly data: Uint8Array;
+  readonly size: number;
   readonly streamSequence: number;
   readonly part: Part | undefined;
 }
+
+/** An event's shape: 0 sent whole, else its count of parts; `BROKEN` dropped for a mismatch. */
+const WHOLE = 0;
+const BROKEN = -1;
+/** Shapes of events already passed that are remembered, to tell a repeat from a message that disagrees with one. */
+const REMEMBERED = 1024;
+
+const shown = (shape: number, part?: Part): string =>
+  part ? `part ${part.index}/${part.count}` : shape === WHOLE ? 'a whole event' : `${shape} parts`;
 
 /**
  * The messages of one attempt put back in order by their `EvoSci-Seq`, and
  * the parts of an event by their `EvoSci-Part`: a repeat is dropped, and one
  * stored ahead of a missing one (after a publish retried across a broker
- * restart) is held until its turn. What is held is counted in bytes, so that
- * the caller can bound it.
+ * restart) is held until its turn. Every message of an event must agree on
+ * its shape (whole, or one count of parts): one that does not drops the event
+ * with a `Mismatch`, so that no line is joined from two series. What is held
+ * is counted in the bytes it keeps, so that the caller can bound it.
  */
 export class ReorderBuffer {
   /** Events sent whole, by sequence. */
   private readonly held = new Map<number, Held>();
   /** Parts of events sent in parts, by sequence, then by part. */
-  private readonly heldParts = new Map<number, Map<number, Held>>();
+  private readonly heldParts = new Map<number, { readonly count: number; readonly parts: Map<number, Held> }>();
   private heldBytes = 0;
   private heldCount = 0;
   /** The part of event `expected` to emit next: above 1 while an event is taken part by part. */
   private expectedPart = 1;
+  /** The count of parts of the event being taken part by part. */
+  private takingCount = 0;
+  /** Events not yet reached that were dropped for a mismatch. */
+  private readonly broken = new Set<number>();
+  /** The shapes of the last events passed, oldest first. */
+  private readonly passed = new Map<number, number>();
   /** The highest stream sequence added. */
   private lastRead = 0;
 
@@ -45,7 +85,7 @@ export class ReorderBuffer {
     return this.expected;
   }
 
-  /** Bytes of messages held ahead of a missing one. */
+  /** Bytes that the messages held ahead of a missing one keep. */
   get bytes(): number {
     return this.heldBytes;
   }
@@ -55,49 +95,129 @@ export class ReorderBuffer {
     return this.heldCount;
   }
 
-  /** Takes one message as read; `false` for a repeat (or a part of an event already read otherwise). */
-  add(sequence: number, data: Uint8Array, streamSequence: number, part?: Part): boolean {
-    if (sequence < this.expected) return false;
-    if (part === undefined) {
-      if (this.held.has(sequence) || this.heldParts.has(sequence)) return false;
-      if (sequence === this.expected && this.expectedPart > 1) return false;
-      this.held.set(sequence, { data, streamSequence, part });
-    } else {
-      if (this.held.has(sequence) || (sequence === this.expected && part.index < this.expectedPart)) return false;
-      let parts = this.heldParts.get(sequence);
-      if (parts?.has(part.index)) return false;
-      if (!parts) this.heldParts.set(sequence, (parts = new Map<number, Held>()));
-      parts.set(part.index, { data, streamSequence, part });
+  /** Takes one message as read. */
+  add(arrival: Arrival): Added {
+    const { sequence, part } = arrival;
+    const shape = part?.count ?? WHOLE;
+    if (sequence < this.expected) {
+      const known = this.passed.get(sequence);
+      if (known === undefined || known === shape || known === BROKEN) return 'repeat';
+      return {
+        sequence,
+        message: `${this.disagreement(sequence, known, arrival)}; the event was read, this message is dropped`,
+        opened: false,
+      };
     }
-    this.heldBytes += data.length;
+    if (this.broken.has(sequence)) return 'repeat';
+    const known = this.shapeOf(sequence);
+    if (known !== undefined && known !== shape)
+      return this.drop(sequence, `${this.disagreement(sequence, known, arrival)}; the event is dropped`);
+    if (part === undefined) {
+      if (this.held.has(sequence)) return 'repeat';
+      this.held.set(sequence, this.kept(arrival));
+    } else {
+      if (sequence === this.expected && part.index < this.expectedPart) return 'repeat';
+      let series = this.heldParts.get(sequence);
+      if (series?.parts.has(part.index)) return 'repeat';
+      if (!series) this.heldParts.set(sequence, (series = { count: part.count, parts: new Map<number, Held>() }));
+      series.parts.set(part.index, this.kept(arrival));
+    }
+    this.heldBytes += arrival.size;
     this.heldCount++;
-    this.lastRead = Math.max(this.lastRead, streamSequence);
-    return true;
+    this.lastRead = Math.max(this.lastRead, arrival.streamSequence);
+    return 'held';
   }
 
   /** The next message in order, if it has arrived. */
   take(): InOrder | undefined {
+    while (this.broken.delete(this.expected)) this.pass(BROKEN);
     const sequence = this.expected;
     const item = this.expectedPart === 1 ? this.held.get(sequence) : undefined;
     if (item !== undefined) {
       this.held.delete(sequence);
       return this.taken(item, sequence);
     }
-    const parts = this.heldParts.get(sequence);
-    const part = parts?.get(this.expectedPart);
+    const series = this.heldParts.get(sequence);
+    const part = series?.parts.get(this.expectedPart);
     if (part === undefined) return undefined;
-    parts!.delete(this.expectedPart);
-    if (parts!.size === 0) this.heldParts.delete(sequence);
+    series!.parts.delete(this.expectedPart);
+    if (series!.parts.size === 0) this.heldParts.delete(sequence);
     return this.taken(part, sequence);
   }
 
-  private taken(item: Held, sequence: number): InOrder {
-    this.heldBytes -= item.data.length;
+  /** What arrived of the next event to emit: the parts seen (taken or held) and their count, if it came in parts. */
+  partsOfNext(): { readonly seen: number[]; readonly count: number } | undefined {
+    const series = this.heldParts.get(this.expected);
+    const count = this.expectedPart > 1 ? this.takingCount : series?.count;
+    if (count === undefined) return undefined;
+    const taken = Array.from({ length: this.expectedPart - 1 }, (_, i) => i + 1);
+    return { seen: [...taken, ...[...(series?.parts.keys() ?? [])].sort((a, b) => a - b)], count };
+  }
+
+  /** The lowest and highest events held ahead of the next one, if any. */
+  heldRange(): { readonly first: number; readonly last: number } | undefined {
+    const later = [...this.held.keys(), ...this.heldParts.keys()].filter((s) => s > this.expected);
+    return later.length === 0 ? undefined : { first: Math.min(...later), last: Math.max(...later) };
+  }
+
+  /** The shape of an event not yet passed, as far as its messages so far say. */
+  private shapeOf(sequence: number): number | undefined {
+    if (sequence === this.expected && this.expectedPart > 1) return this.takingCount;
+    if (this.held.has(sequence)) return WHOLE;
+    return this.heldParts.get(sequence)?.count;
+  }
+
+  private disagreement(sequence: number, known: number, arrival: Arrival): string {
+    return `event ${sequence} came as ${shown(known)}, then as ${shown(WHOLE, arrival.part)} (message ${arrival.streamSequence}): its messages disagree`;
+  }
+
+  /** Drops an event whose messages disagree: what is held of it, and the event itself when its turn comes. */
+  private drop(sequence: number, message: string): Mismatch {
+    const whole = this.held.get(sequence);
+    if (whole) this.release(whole);
+    this.held.delete(sequence);
+    for (const part of this.heldParts.get(sequence)?.parts.values() ?? []) this.release(part);
+    this.heldParts.delete(sequence);
+    const opened = sequence === this.expected && this.expectedPart > 1;
+    if (sequence === this.expected) this.pass(BROKEN);
+    else this.broken.add(sequence);
+    return { sequence, message, opened };
+  }
+
+  private release(item: Held): void {
+    this.heldBytes -= item.size;
     this.heldCount--;
-    if (item.part === undefined || item.part.index >= item.part.count) {
-      this.expected++;
-      this.expectedPart = 1;
-    } else this.expectedPart++;
+  }
+
+  /** Moves on to the next event, remembering the shape of the one passed. */
+  private pass(shape: number): void {
+    this.passed.set(this.expected, shape);
+    if (this.passed.size > REMEMBERED) this.passed.delete(this.passed.keys().next().value!);
+    this.expected++;
+    this.expectedPart = 1;
+    this.takingCount = 0;
+  }
+
+  /**
+   * What holding a message keeps: its payload as read, or a copy of it when
+   * the payload is a view into a larger read (several messages, or this one's
+   * headers), so that what is held is never more than what is counted.
+   */
+  private kept(arrival: Arrival): Held {
+    const { data, size, streamSequence, part } = arrival;
+    const next = arrival.sequence === this.expected && (part?.index ?? 1) === this.expectedPart;
+    const own = next || data.buffer.byteLength <= size ? data : data.slice();
+    return { data: own, size, streamSequence, part };
+  }
+
+  private taken(item: Held, sequence: number): InOrder {
+    this.release(item);
+    if (item.part === undefined) this.pass(WHOLE);
+    else if (item.part.index >= item.part.count) this.pass(item.part.count);
+    else {
+      this.takingCount = item.part.count;
+      this.expectedPart++;
+    }
     const resumeFrom = this.heldCount === 0 ? this.lastRead + 1 : this.lowestHeld();
     return { sequence, part: item.part, data: item.data, resumeFrom };
   }
@@ -105,7 +225,7 @@ export class ReorderBuffer {
   private lowestHeld(): number {
     let lowest = Infinity;
     for (const { streamSequence } of this.held.values()) lowest = Math.min(lowest, streamSequence);
-    for (const parts of this.heldParts.values())
+    for (const { parts } of this.heldParts.values())
       for (const { streamSequence } of parts.values()) lowest = Math.min(lowest, streamSequence);
     return lowest;
   }

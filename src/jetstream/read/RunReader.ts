@@ -18,7 +18,7 @@ import type { JetStreamLayout } from '../wire/layout.js';
 import { partOf } from '../wire/parts.js';
 import { placeEvent, type EventPosition } from '../wire/positions.js';
 import { decodeRecord, deserializeError, RunHeaders, type FinishedRecord } from '../wire/records.js';
-import { ReorderBuffer, type InOrder } from './ReorderBuffer.js';
+import { ReorderBuffer, type InOrder, type Mismatch } from './ReorderBuffer.js';
 import { readStatus } from './status.js';
 
 /** One run to read, as `fromJetStream` was asked: its options checked and with their defaults. */
@@ -47,7 +47,7 @@ export class RunReader {
   /** The attempt being emitted; `undefined` until its `started` record is read. */
   private attempt: number | undefined;
   private readonly order: ReorderBuffer;
-  private readonly decoder: JsonlDecoder;
+  private decoder: JsonlDecoder;
   private readonly runPrefix: string;
   /** The event being decoded: its sequence numbers the issues of its line. */
   private current: InOrder | undefined;
@@ -61,7 +61,7 @@ export class RunReader {
   ) {
     this.attempt = plan.after?.attempt;
     this.order = new ReorderBuffer(plan.after ? plan.after.sequence + 1 : 1);
-    this.decoder = new JsonlDecoder({ keepUnknown: plan.keepUnknown, maxLineBytes: plan.maxLineBytes });
+    this.decoder = this.newDecoder();
     this.runPrefix = plan.layout.statusSubject(plan.runId).slice(0, -'status'.length);
     const isDone = () => this.done;
     const placed = {
@@ -79,6 +79,10 @@ export class RunReader {
       strict,
       onDiagnostic: onDiagnostic && ((issue: DecodeIssue) => onDiagnostic(this.numbered(issue))),
     });
+  }
+
+  private newDecoder(): JsonlDecoder {
+    return new JsonlDecoder({ keepUnknown: this.plan.keepUnknown, maxLineBytes: this.plan.maxLineBytes });
   }
 
   start(): void {
@@ -168,15 +172,29 @@ export class RunReader {
         ),
       );
     }
-    if (!this.order.add(sequence, message.data, message.seq, part)) return;
+    const added = this.order.add({
+      sequence,
+      part,
+      data: message.data,
+      size: messageBytes(message),
+      streamSequence: message.seq,
+    });
+    if (added === 'repeat') return;
+    if (added !== 'held') this.mismatched(added, message.data);
     for (let ready = this.order.take(); ready && !this.done; ready = this.order.take()) this.emit(ready);
-    if (this.order.bytes > this.plan.maxHeldBytes) {
+    if (!this.done && this.order.bytes > this.plan.maxHeldBytes) {
       this.end(
         new BrokerError(
           `run ${runId} attempt ${this.attempt}: event ${this.order.next} is missing from stream ${layout.eventsStream} while ${this.order.size} later ones (${this.order.bytes} bytes, more than maxHeldBytes) arrived`,
         ),
       );
     }
+  }
+
+  /** An event whose messages disagree: reported, and its open line (if any) let go, so that no line joins two series. */
+  private mismatched(mismatch: Mismatch, data: Uint8Array): void {
+    if (mismatch.opened) this.decoder = this.newDecoder();
+    this.report(new DecodeIssue(mismatch.sequence, text.decode(data.subarray(0, 256)), mismatch.message));
   }
 
   /**
@@ -236,9 +254,7 @@ export class RunReader {
     // A run that failed while storing its events says how many were stored; later ones may be held.
     if (!limited && (emitted < record.events || (this.order.size > 0 && record.outcome === 'completed'))) {
       return this.end(
-        new BrokerError(
-          `run ${runId} attempt ${record.attempt}: events ${emitted + 1} to ${record.events} are missing from stream ${layout.eventsStream} (removed by its limits?)`,
-        ),
+        new BrokerError(`run ${runId} attempt ${record.attempt}: ${missing(this.order, record, layout.eventsStream)}`),
       );
     }
     this.end(record.outcome === 'completed' ? undefined : failureOf(record));
@@ -250,6 +266,46 @@ export class RunReader {
     if (error === undefined) this.subscriber.complete();
     else this.subscriber.error(error);
   }
+}
+
+/** What a reader at a finished record lacks, from which stream: the events (or parts) not there, and what came instead. */
+function missing(order: ReorderBuffer, record: FinishedRecord, stream: string): string {
+  const next = order.next;
+  const held = order.heldRange();
+  const later =
+    held && `event${held.first === held.last ? ` ${held.first}` : `s ${held.first} to ${held.last}`}, then `;
+  const came = `${next > 1 ? `after event ${next - 1} came` : 'instead came'} ${later ?? ''}the finished record (${record.events} events)`;
+  const parts = order.partsOfNext();
+  if (parts) {
+    const absent = Array.from({ length: parts.count }, (_, i) => i + 1).filter((i) => !parts.seen.includes(i));
+    return `event ${next} is missing part${absent.length > 1 ? 's' : ''} ${listed(absent)} of ${parts.count} from stream ${stream}: of its parts ${listed(parts.seen)} arrived; ${came}`;
+  }
+  const gap = held ? held.first - 1 : record.events;
+  return `event${gap > next ? `s ${next} to ${gap} are` : ` ${next} is`} missing from stream ${stream}: ${came}`;
+}
+
+/** Numbers as runs: `1 to 3, 5`. */
+function listed(numbers: readonly number[]): string {
+  const runs: string[] = [];
+  for (let i = 0; i < numbers.length;) {
+    let j = i;
+    while (j + 1 < numbers.length && numbers[j + 1] === numbers[j]! + 1) j++;
+    runs.push(j === i ? `${numbers[i]}` : `${numbers[i]} to ${numbers[j]}`);
+    i = j + 1;
+  }
+  return runs.join(', ');
+}
+
+/** The version line and final blank line of a message's headers. */
+const HEADER_FRAME_BYTES = 'NATS/1.0\r\n\r\n'.length;
+
+/** What holding a message keeps of what the client read: its headers, subject and payload. */
+function messageBytes(message: JsMsg): number {
+  let bytes = message.data.length + message.subject.length + HEADER_FRAME_BYTES;
+  // "Key: value\r\n" for each value; UTF-8 bytes, as they came.
+  for (const [key, values] of message.headers ?? [])
+    for (const value of values) bytes += Buffer.byteLength(key) + Buffer.byteLength(value) + 4;
+  return bytes;
 }
 
 /** The error a failed run's `finished` record carries. */

@@ -14,8 +14,9 @@ export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions {
   readonly after?: EventPosition;
   /**
    * Bytes of events held while one before them is missing (stored out of
-   * order after a publish retried across a broker restart), at most. Past it
-   * the Observable errors with `BrokerError`. Default 64 MiB.
+   * order after a publish retried across a broker restart), at most, each
+   * message counted with its headers and subject, which holding it keeps.
+   * Past it the Observable errors with `BrokerError`. Default 64 MiB.
    */
   readonly maxHeldBytes?: number;
 }
@@ -33,7 +34,9 @@ export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions {
  * Payloads are decoded as lines of `fromJsonl`, an event in parts as one
  * line fed part by part, so that no more than `maxLineBytes` of it is held:
  * a payload that is not an event is an `onDiagnostic` issue (its `line` is
- * the event's sequence), or a `DecodeError` with `strict`. A run a limit
+ * the event's sequence), or a `DecodeError` with `strict`, and so is an event
+ * whose messages disagree on its parts (their count, or whole and in parts),
+ * which is dropped, never joined. A run a limit
  * stopped errors with the `StorageLimitError` that names it.
  *
  * A new attempt never mixes into the one being followed: if the worker of

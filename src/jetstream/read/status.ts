@@ -1,4 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import { AttemptSupersededError } from '../wire/errors.js';
 import { type JetStreamLayout } from '../wire/layout.js';
 import { clientsOf } from '../wire/clients.js';
@@ -8,6 +9,16 @@ import { decodeRecord, type StatusRecord } from '../wire/records.js';
 export interface StoredStatus {
   readonly record: StatusRecord | undefined;
   readonly sequence: number;
+}
+
+/**
+ * The first message stored on `subject`, if any: of a subject written once
+ * on condition (`Nats-Expected-Last-Subject-Sequence` 0), the one that met it.
+ */
+export async function firstOn(nc: NatsConnection, stream: string, subject: string): Promise<StoredMsg | null> {
+  const jsm = await clientsOf(nc).manager();
+  // The server takes `next_by_subj` (since 2.9); the client's type names only `seq` and `last_by_subj`.
+  return jsm.streams.getMessage(stream, { seq: 0, next_by_subj: subject } as unknown as MsgRequest);
 }
 
 /** The last status message of a run, if it has any. */
@@ -31,6 +42,20 @@ export async function requestPending(nc: NatsConnection, layout: JetStreamLayout
 export async function cancelRequested(nc: NatsConnection, layout: JetStreamLayout, runId: string): Promise<boolean> {
   const jsm = await clientsOf(nc).manager();
   return (await jsm.streams.getMessage(layout.eventsStream, { last_by_subj: layout.cancelSubject(runId) })) !== null;
+}
+
+/**
+ * When a cancel of the run was stored, as an ISO date: the stream's own time
+ * of the message, not the `at` its writer put in it.
+ */
+export async function cancelStoredAt(
+  nc: NatsConnection,
+  layout: JetStreamLayout,
+  runId: string,
+): Promise<string | undefined> {
+  const jsm = await clientsOf(nc).manager();
+  const stored = await jsm.streams.getMessage(layout.eventsStream, { last_by_subj: layout.cancelSubject(runId) });
+  return stored?.time.toISOString();
 }
 
 /** The error of an attempt the run's status has moved past, if it has (or if its status cannot be read: none). */

@@ -42,7 +42,7 @@ export const DEFAULTS = {
   maxAttempts: 3,
   /** How long events and status records are kept. */
   eventsMaxAgeMs: 7 * DAY_MS,
-  /** How long `cancelRun` waits for the run's end to be recorded: a CLI's SIGINT clean-up and kill ladder, or a dead worker's ack wait. */
+  /** How long a cancel (`cancelRun`, a hub's) waits for the run's end to be recorded: a CLI's SIGINT clean-up and kill ladder, or a dead worker's ack wait. */
   cancelTimeoutMs: 60_000,
   /** How long a `Nats-Msg-Id` is remembered. */
   duplicateWindowMs: 2 * 60 * 1000,

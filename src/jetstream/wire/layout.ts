@@ -14,17 +14,24 @@ export interface LayoutOptions {
  *                                  evosci.run.<runId>.cancel      a cancel asked of the run (`cancelRun`)
  *                                  evosci.run.<runId>.submitted   the run as a hub took it (`jetStreamRunHub`)
  * EVOSCI_REQUESTS (work queue)     evosci.requests                run requests, taken by the durable `evosci-workers`
+ * EVOSCI_HUB      (limits)         evosci.hub.secret              the secret hubs make keyed run ids with, out of submitters' reach
  * ```
  */
 export interface JetStreamLayout {
   readonly prefix: string;
   readonly eventsStream: string;
   readonly requestsStream: string;
+  /** What hubs keep for themselves, in a stream of its own: submitters, who read every run, have no rights on it. */
+  readonly hubStream: string;
   /** The durable pull consumer the workers share. */
   readonly workersConsumer: string;
   readonly requestsSubject: string;
   /** Every subject of the events stream. */
   readonly runsSubjects: string;
+  /** Every subject of the hub stream. */
+  readonly hubSubjects: string;
+  /** The secret every hub of the prefix mixes into keyed run ids, unless given its own. */
+  readonly secretSubject: string;
   /** The events of one attempt of a run. */
   attemptSubject(runId: string, attempt: number): string;
   /** The status records of a run. */
@@ -58,9 +65,12 @@ export function layoutOf(options: LayoutOptions = {}): JetStreamLayout {
     prefix,
     eventsStream: `${streamBase}_EVENTS`,
     requestsStream: `${streamBase}_REQUESTS`,
+    hubStream: `${streamBase}_HUB`,
     workersConsumer: `${streamBase.toLowerCase()}-workers`,
     requestsSubject: `${prefix}.requests`,
     runsSubjects: `${prefix}.run.>`,
+    hubSubjects: `${prefix}.hub.>`,
+    secretSubject: `${prefix}.hub.secret`,
     attemptSubject: (runId, attempt) => `${prefix}.run.${runId}.${attempt}`,
     statusSubject: (runId) => `${prefix}.run.${runId}.status`,
     cancelSubject: (runId) => `${prefix}.run.${runId}.cancel`,

@@ -3,7 +3,7 @@ import { JetStreamApiError, type PubAck } from '@nats-io/jetstream';
 import { AckCollector, StoreRefusal } from './acks.js';
 import { BrokerError, StatusMovedError } from '../wire/errors.js';
 import { clientsOf, serverOf } from '../wire/clients.js';
-import { doubling, pause } from '../wire/backoff.js';
+import { doubling, lasting, pause } from '../wire/backoff.js';
 
 /** What a publish needs besides its payload. */
 export interface PublishTarget {
@@ -119,10 +119,8 @@ class Retry {
         cause: err,
       });
     }
-    // A permission the connection's user lacks will not come by retrying.
-    const permanent =
-      err instanceof JetStreamApiError ||
-      /payload|invalid|permissions violation/i.test(`${(err as Error)?.name} ${message}`);
+    // A permission the connection's user lacks will not come by retrying; a leader JetStream is electing will.
+    const permanent = lasting(err);
     if (permanent || Date.now() + delay > this.deadline) {
       const why = permanent ? message : `no ack within ${this.timing.retryForMs} ms (${message})`;
       throw new BrokerError(`could not store ${target.msgID} on ${serverOf(nc)} in subject ${target.subject}: ${why}`, {

@@ -6,7 +6,7 @@ import * as t from 'io-ts';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import { StatusMovedError } from '../wire/errors.js';
 import { type JetStreamLayout } from '../wire/layout.js';
-import { clientsOf } from '../wire/clients.js';
+import { firstOn } from '../read/status.js';
 import { publishStored, type PublishTiming } from './publishStored.js';
 import { RunHeaders, utf8 } from '../wire/records.js';
 
@@ -48,14 +48,17 @@ export async function storeSubmitted(
   }
 }
 
-/** The run's submitted record, if it has one that reads as one. */
+/**
+ * The run's submitted record, if it has one that reads as one: the first on
+ * its subject, the one stored on the condition that it was the first. A
+ * submitter may append to the subject; what it appends is never read.
+ */
 export async function readSubmitted(
   nc: NatsConnection,
   layout: JetStreamLayout,
   runId: string,
 ): Promise<SubmittedRecord | undefined> {
-  const jsm = await clientsOf(nc).manager();
-  const stored = await jsm.streams.getMessage(layout.eventsStream, { last_by_subj: layout.submittedSubject(runId) });
+  const stored = await firstOn(nc, layout.eventsStream, layout.submittedSubject(runId));
   if (!stored) return undefined;
   let value: unknown;
   try {
