@@ -93,7 +93,7 @@ describe('runsHandler', () => {
     expect(a.frames).toEqual(b.frames);
     expect(a.frames).toHaveLength(DEMO_EVENTS + 1);
     const after = await readSse(`${served.url}/${id}/events?after=${DEMO_EVENTS - 3}`);
-    expect(after.frames.map((f) => f.id ?? f.event)).toEqual([...range(DEMO_EVENTS - 2, DEMO_EVENTS), 'end']);
+    expect(after.frames.map((f) => f.event ?? f.id)).toEqual([...range(DEMO_EVENTS - 2, DEMO_EVENTS), 'end']);
     const jsonl = await fetch(`${served.url}/${id}/events`).then((r) => r.text());
     expect(jsonl.trim().split('\n')).toHaveLength(DEMO_EVENTS);
     expect(spawnsIn(dir)).toHaveLength(1);
@@ -139,9 +139,9 @@ describe('runsHandler', () => {
     expect((await call(served.url, 'POST', { prompt: 5 })).status).toBe(400);
     expect((await call(served.url, 'POST', { prompt: 'x', workdir: '/' })).status).toBe(400);
     for (const [path, allowed] of [
-      ['', 'GET, POST'],
-      [`/${id}`, 'GET, DELETE'],
-      [`/${id}/events`, 'GET'],
+      ['', 'GET, HEAD, POST'],
+      [`/${id}`, 'GET, HEAD, DELETE'],
+      [`/${id}/events`, 'GET, HEAD'],
     ] as const) {
       const put = await fetch(`${served.url}${path}`, { method: 'PUT' });
       expect([put.status, put.headers.get('allow')]).toEqual([405, allowed]);
