@@ -6,7 +6,7 @@
 //
 //   node --import tsx test/support/runsServerProcess.ts '<RunsServerSettings as JSON>'
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -24,7 +24,7 @@ export interface RunsServerSettings {
   readonly token?: string | undefined;
   /** Where the fake CLI records its processes; the hub's directory is `runs` in it. */
   readonly dir: string;
-  /** Serve the failing runs of `FailingFollowHub`, and a run whose events file was removed. */
+  /** Serve the failing runs of `FailingFollowHub`, and a run whose events file cannot be read. */
   readonly failing?: boolean | undefined;
   /** `log` (default): the hook prints what it is told; `throws`: it prints, then throws; `none`: no hook given. */
   readonly hook?: 'log' | 'throws' | 'none' | undefined;
@@ -35,7 +35,7 @@ export interface RunsServerReady {
   readonly port: number;
   /** The collection's path: `/runs`, or `/api/runs` under Express. */
   readonly base: string;
-  /** A finished run (its events whole), and the run whose events file is gone (with `failing`). */
+  /** A finished run (its events whole), and one whose events file cannot be read (with `failing`). */
   readonly demo: string;
   readonly removed?: string;
 }
@@ -52,6 +52,11 @@ async function finishedRuns(settings: RunsServerSettings): Promise<{ hub: RunHub
     ids.push(id);
   }
   await first.close();
+  // The second run's events file becomes a directory: reading it fails with EISDIR, a real I/O error.
+  if (ids[1] !== undefined) {
+    rmSync(join(runsDir, `${ids[1]}.jsonl`));
+    mkdirSync(join(runsDir, `${ids[1]}.jsonl`));
+  }
   return { hub: await runHub({ dir: runsDir, runOptions }), ids };
 }
 
@@ -101,7 +106,6 @@ async function listen(settings: RunsServerSettings, handler: RunsRequestHandler)
 async function main(settings: RunsServerSettings): Promise<void> {
   const { hub, ids } = await finishedRuns(settings);
   const [demo = '', removed] = ids;
-  if (removed !== undefined) rmSync(join(settings.dir, 'runs', `${removed}.jsonl`));
   await prepareFailures();
   const served = settings.failing ? new FailingFollowHub(hub, demo) : hub;
   const handler = runsHandler(served, { token: settings.token, onError: hookOf(settings) });
@@ -118,8 +122,10 @@ export interface RunsServer {
   readonly ready: RunsServerReady;
   /** Each error its hook was told, as one line (its class and message), in order. */
   readonly reported: string[];
-  /** What it wrote to stderr (warnings). */
-  readonly stderr: () => string;
+  /** Resolves once the hook has been told `count` errors in all. */
+  reports(count: number): Promise<void>;
+  /** Resolves with what it wrote to stderr (its warnings) once that matches `pattern`. */
+  stderrMatching(pattern: RegExp): Promise<string>;
   alive(): boolean;
   stop(): Promise<void>;
 }
@@ -132,13 +138,33 @@ export async function startRunsServer(settings: RunsServerSettings): Promise<Run
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const reported: string[] = [];
+  const waiters: (() => void)[] = [];
+  const wake = () => {
+    for (const waiter of waiters.splice(0)) waiter();
+  };
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+    wake();
+  });
+  let exited = false;
+  child.once('exit', () => {
+    exited = true;
+    wake();
+  });
+  /** Waits for `sign`; a process that exited will give none. */
+  const until = async (sign: () => boolean) => {
+    while (!sign()) {
+      if (exited) throw new Error(`the server process exited: ${stderr}`);
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  };
   const ready = await new Promise<RunsServerReady>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       const message = JSON.parse(line) as { ready?: RunsServerReady; reported?: string };
       if (message.ready) resolve(message.ready);
       if (message.reported !== undefined) reported.push(message.reported);
+      wake();
     });
     child.once('exit', (code) => reject(new Error(`the server process exited with ${String(code)}: ${stderr}`)));
     setTimeout(() => reject(new Error(`the server process did not start: ${stderr}`)), PATIENCE_MS).unref();
@@ -146,7 +172,11 @@ export async function startRunsServer(settings: RunsServerSettings): Promise<Run
   return {
     ready,
     reported,
-    stderr: () => stderr,
+    reports: (count) => until(() => reported.length >= count),
+    stderrMatching: async (pattern) => {
+      await until(() => pattern.test(stderr));
+      return stderr;
+    },
     alive: () => child.exitCode === null && child.signalCode === null && isAlive(child.pid!),
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
