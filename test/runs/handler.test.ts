@@ -5,9 +5,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { firstValueFrom, lastValueFrom } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runHub, runsHandler, type RunHub, type RunHubOptions, type RunsHandlerOptions } from '../../src/runs/index.js';
+import { readJsonl } from '../support/jsonlClient.js';
 import { gone } from '../support/processes.js';
+import { sendRaw } from '../support/rawHttp.js';
 import { DEMO, DEMO_EVENTS, request, scenarioRunOptions, spawnsIn } from './scenarios.js';
 import { call, readSse } from './sseClient.js';
 
@@ -153,7 +156,7 @@ describe('runsHandler', () => {
     expect(spawnsIn(dir)).toHaveLength(1);
   });
 
-  it('answers 429 at maxLive and 410 for a forgotten run', async () => {
+  it('answers 429 at maxLive, with Retry-After, and 410 for a forgotten run', async () => {
     await served.close();
     served = await serve(dir, { maxLive: 1 });
     await start('slow');
@@ -162,6 +165,7 @@ describe('runsHandler', () => {
       status: 429,
       body: { error: expect.stringContaining('at most 1 runs alive at once') },
     });
+    expect(refused.headers.get('retry-after')).toBe('10');
     await served.close();
     served = await serve(dir, { keepFinished: 1 });
     const a = await start('demo');
@@ -178,6 +182,11 @@ describe('runsHandler', () => {
     const body = JSON.stringify(request('demo'));
     const json = { 'content-type': 'application/json' };
     expect(await raw(served.url, 'POST', { ...json, host: `evil.example:${served.port}` }, body)).toBe(403);
+    const foreign = await sendRaw(served.port, `GET /runs HTTP/1.1\r\nHost: x:5173\r\nConnection: close\r\n\r\n`);
+    expect([foreign.status, JSON.parse(foreign.body)]).toEqual([
+      403,
+      { error: 'this server does not answer to Host "x:5173": add it to allowHosts' },
+    ]);
     expect(await raw(served.url, 'POST', { ...json, origin: 'http://evil.example' }, body)).toBe(403);
     expect(await raw(served.url, 'GET', { origin: `http://127.0.0.1:${served.port}` })).toBe(200);
     expect(spawnsIn(dir)).toHaveLength(0);
@@ -191,6 +200,113 @@ describe('runsHandler', () => {
     expect(
       (await call(served.url, 'GET', undefined, { authorization: 'Bearer a-token-of-sixteen-or-more' })).status,
     ).toBe(200);
+  });
+});
+
+describe('runsHandler and the end of a run', () => {
+  let dir: string;
+  let served: Served;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'evosci-rx-handler-end-'));
+    served = await serve(dir);
+  });
+  afterEach(async () => {
+    await served.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const finished = async (scenario: Parameters<typeof request>[0]) => {
+    const { id } = await served.hub.start(request(scenario));
+    await lastValueFrom(served.hub.follow(id)).catch(() => undefined);
+    return `${served.url}/${id}/events`;
+  };
+
+  it("gives `end` the run's event count as id, and answers 204 to an SSE reader past it once the run has ended", async () => {
+    const events = await finished('demo');
+    const whole = await readSse(events);
+    expect(whole.frames.at(-1)).toEqual({ event: 'end', id: String(DEMO_EVENTS), data: '{"state":"completed"}' });
+    // Dropped after the last event, before `end`: the end alone comes again, with its id.
+    const last = await readSse(events, { lastEventId: String(DEMO_EVENTS - 1) });
+    expect(last.frames).toEqual([{ event: 'end', id: String(DEMO_EVENTS), data: '{"state":"completed"}' }]);
+    for (const after of [DEMO_EVENTS, DEMO_EVENTS + 5]) {
+      const answer = await fetch(events, { headers: { accept: 'text/event-stream', 'last-event-id': String(after) } });
+      expect([answer.status, await answer.text()]).toEqual([204, '']);
+      const query = await fetch(`${events}?after=${after}`, { headers: { accept: 'text/event-stream' } });
+      expect(query.status).toBe(204);
+    }
+    // JSONL has no reconnecting client to stop: nothing more, and a body that ends as the run did.
+    expect(await readJsonl(`${events}?after=${DEMO_EVENTS}`)).toEqual({ status: 200, lines: [], error: undefined });
+    const failed = await finished('fail');
+    const ended = await readSse(failed);
+    expect(ended.frames.at(-1)).toMatchObject({ event: 'end', id: '2', data: expect.stringContaining('"failed"') });
+    expect((await readSse(failed, { lastEventId: '2' })).status).toBe(204);
+  });
+
+  it('streams to a reader past the last event of a run still going: it waits for the next', async () => {
+    const { id } = await served.hub.start(request('slow'));
+    await firstValueFrom(served.hub.follow(id, { after: 0 }));
+    const abort = new AbortController();
+    const answer = await fetch(`${served.url}/${id}/events`, {
+      headers: { accept: 'text/event-stream', 'last-event-id': '5' },
+      signal: abort.signal,
+    });
+    expect([answer.status, answer.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
+    abort.abort();
+  });
+
+  it('ends a JSONL body cleanly only when the run completed, and cuts it off after its lines otherwise', async () => {
+    const completed = await readJsonl(await finished('demo'));
+    expect([completed.lines.length, completed.error]).toEqual([DEMO_EVENTS, undefined]);
+    expect(completed.lines.map((l) => JSON.parse(l) as unknown)).toEqual(
+      readFileSync(DEMO, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    );
+    const failed = await readJsonl(await finished('fail'));
+    expect([failed.lines.length, failed.error]).toEqual([2, expect.any(Error)]);
+    const { id } = await served.hub.start(request('slow'));
+    await firstValueFrom(served.hub.follow(id, { after: 0 }));
+    const reading = readJsonl(`${served.url}/${id}/events`);
+    expect((await call(`${served.url}/${id}`, 'DELETE')).body).toMatchObject({ state: 'cancelled' });
+    const cancelled = await reading;
+    expect([cancelled.lines.length, cancelled.error]).toEqual([2, expect.any(Error)]);
+  });
+
+  it('answers DELETE with 202 and the status while the hub has only stored the cancel, 200 once it has ended', async () => {
+    const { hub } = served;
+    // A hub across hosts stores a cancel for a run no worker has taken yet, and answers at once.
+    const pending: RunHub = {
+      start: (request, options) => hub.start(request, options),
+      follow: (id, options) => hub.follow(id, options),
+      status: (id) => hub.status(id),
+      list: () => hub.list(),
+      cancel: async (id) => ({ ...(await hub.status(id)), state: 'queued' }),
+      close: () => hub.close(),
+    };
+    const server = createServer(runsHandler(pending));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { id } = await served.hub.start(request('demo'));
+      const runs = `http://127.0.0.1:${(server.address() as AddressInfo).port}/runs`;
+      expect(await call(`${runs}/${id}`, 'DELETE')).toMatchObject({ status: 202, body: { id, state: 'queued' } });
+      await lastValueFrom(served.hub.follow(id));
+      expect(await call(`${served.url}/${id}`, 'DELETE')).toMatchObject({ status: 200, body: { state: 'completed' } });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('answers HEAD as GET, without a body, and starts no reader of the events', async () => {
+    const events = await finished('demo');
+    const head = await fetch(events, { method: 'HEAD', headers: { accept: 'text/event-stream' } });
+    expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([
+      200,
+      'text/event-stream; charset=utf-8',
+      '',
+    ]);
+    const list = await fetch(served.url, { method: 'HEAD' });
+    expect([list.status, await list.text()]).toEqual([200, '']);
   });
 });
 
