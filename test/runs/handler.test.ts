@@ -1,6 +1,6 @@
 // The runs handler over real HTTP: one POST is one process, whatever the
 // readers do; DELETE stops it; every refusal has its status.
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -40,17 +40,25 @@ async function serve(dir: string, hubOptions: RunHubOptions = {}, options: RunsH
   };
 }
 
-/** One request with exactly these headers (`fetch` would not let a test set Host). */
-function raw(url: string, method: string, headers: Record<string, string>, body?: string): Promise<number> {
+/** One request with exactly these headers (`fetch` would not let a test set Host); its status and headers. */
+function answerTo(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method, headers }, (res) => {
       res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);
   });
 }
+
+const raw = async (url: string, method: string, headers: Record<string, string>, body?: string) =>
+  (await answerTo(url, method, headers, body)).status;
 
 describe('runsHandler', () => {
   let dir: string;
@@ -176,6 +184,38 @@ describe('runsHandler', () => {
       await new Promise((resolve) => setTimeout(resolve, 25));
     expect((await call(`${served.url}/${a}`, 'GET')).status).toBe(410);
     expect((await readSse(`${served.url}/${a}/events`)).status).toBe(410);
+  });
+
+  it('lets a page of another origin start, read and cancel nothing: no preflight granted, its requests 403', async () => {
+    const id = await start('demo');
+    const evil = { origin: 'http://evil.example' };
+    const preflight = {
+      ...evil,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type',
+    };
+    const own = { origin: `http://127.0.0.1:${served.port}` };
+    for (const [url, method, headers, status] of [
+      [served.url, 'OPTIONS', preflight, 403],
+      [`${served.url}/${id}`, 'OPTIONS', { ...preflight, 'access-control-request-method': 'DELETE' }, 403],
+      [served.url, 'OPTIONS', { ...own, 'access-control-request-method': 'POST' }, 405],
+      [served.url, 'GET', evil, 403],
+      [`${served.url}/${id}/events`, 'GET', { ...evil, accept: 'text/event-stream' }, 403],
+      [served.url, 'POST', { ...evil, 'content-type': 'text/plain' }, 403],
+      [`${served.url}/${id}`, 'DELETE', evil, 403],
+      // An image or a no-cors fetch sends no Origin: it is answered, but nothing lets the page read the answer.
+      [served.url, 'GET', {}, 200],
+    ] as const) {
+      const answer = await answerTo(
+        url,
+        method,
+        headers,
+        method === 'POST' ? JSON.stringify(request('demo')) : undefined,
+      );
+      expect([method, answer.status], url).toEqual([method, status]);
+      expect(Object.keys(answer.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
+    }
+    expect((await served.hub.list()).map((s) => s.id)).toEqual([id]);
   });
 
   it('takes requests only for its own Host and Origin, and beyond loopback only with its token', async () => {

@@ -15,7 +15,7 @@ export type RunsErrorHook = (error: unknown, req: IncomingMessage) => void;
  * when the hub is full: a run takes minutes, so a client polling faster only
  * hears 429 more often.
  */
-export const HUB_FULL_RETRY_AFTER_SECONDS = 10;
+const HUB_FULL_RETRY_AFTER_SECONDS = 10;
 
 /** A method the route does not answer: 405, with the methods it does for the `Allow` header. */
 export class MethodNotAllowed extends RunHubError {
@@ -32,7 +32,7 @@ export class MethodNotAllowed extends RunHubError {
 }
 
 /** Anything as one line of text, even a value whose `toString` throws. */
-export function describeError(error: unknown): string {
+function describeError(error: unknown): string {
   try {
     if (error instanceof Error) return `${error.name}: ${error.message}`;
     return typeof error === 'object' && error !== null ? JSON.stringify(error) : String(error);
