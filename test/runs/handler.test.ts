@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { firstValueFrom, lastValueFrom } from 'rxjs';
+import { firstValueFrom, lastValueFrom, tap } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runHub, runsHandler, type RunHub, type RunHubOptions, type RunsHandlerOptions } from '../../src/runs/index.js';
 import { readJsonl } from '../support/jsonlClient.js';
@@ -243,7 +243,7 @@ describe('runsHandler', () => {
   });
 });
 
-describe('runsHandler and the end of a run', () => {
+describe('runsHandler: the end of a run, and what each method answers', () => {
   let dir: string;
   let served: Served;
   beforeEach(async () => {
@@ -333,6 +333,53 @@ describe('runsHandler and the end of a run', () => {
       await lastValueFrom(served.hub.follow(id));
       expect(await call(`${served.url}/${id}`, 'DELETE')).toMatchObject({ status: 200, body: { state: 'completed' } });
     } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('follows nothing for a reader that went away while the hub looked its run up', async () => {
+    const { hub } = served;
+    const { id } = await hub.start(request('slow'));
+    let release!: () => void;
+    const looked = new Promise<void>((resolve) => (release = resolve));
+    let asked!: () => void;
+    const asking = new Promise<void>((resolve) => (asked = resolve));
+    let following = 0;
+    const slowToLook: RunHub = {
+      start: (request, options) => hub.start(request, options),
+      follow: (runId, options) =>
+        hub.follow(runId, options).pipe(tap({ subscribe: () => following++, finalize: () => following-- })),
+      status: async (runId) => {
+        asked();
+        await looked;
+        return hub.status(runId);
+      },
+      list: () => hub.list(),
+      cancel: (runId) => hub.cancel(runId),
+      close: () => hub.close(),
+    };
+    let closed!: () => void;
+    const gone = new Promise<void>((resolve) => (closed = resolve));
+    const handler = runsHandler(slowToLook);
+    const server = createServer((req, res) => {
+      res.on('close', closed);
+      handler(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const abort = new AbortController();
+      const port = (server.address() as AddressInfo).port;
+      const reading = fetch(`http://127.0.0.1:${port}/runs/${id}/events`, { signal: abort.signal }).catch(() => 0);
+      await asking;
+      abort.abort();
+      await reading;
+      await gone;
+      release();
+      // Every continuation of the lookup runs before the next turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(following).toBe(0);
+    } finally {
+      server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
   });

@@ -31,6 +31,8 @@ export class RunEventsRoute {
     const lastEventId = req.headers['last-event-id'];
     const after = afterOf(typeof lastEventId === 'string' ? lastEventId : (query.get('after') ?? undefined));
     const status = await this.hub.status(id);
+    // A reader that went away while the hub looked the run up is not followed: nothing would end its follow.
+    if (res.destroyed) return;
     const sse = (req.headers.accept ?? '').includes('text/event-stream');
     const ended = hasEnded(status);
     if (sse && ended && after !== undefined && after >= status.events) {

@@ -29,12 +29,14 @@ function drained(res: ServerResponse): Promise<void> {
  */
 export async function sendStream(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<SendFailure> {
   const reader = body.getReader();
-  let closed = false;
+  // A response already closed will not say so again.
+  let closed = res.destroyed;
   const gone = () => {
     closed = true;
     reader.cancel().catch(() => undefined);
   };
-  res.once('close', gone);
+  if (closed) gone();
+  else res.once('close', gone);
   try {
     for (;;) {
       const { done, value } = await reader.read();
