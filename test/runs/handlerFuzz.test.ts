@@ -71,23 +71,26 @@ describe.each(MOUNTS)('runsHandler on %s, token %s, in a process of its own', (m
   });
 
   /** The server is alive and answers an ordinary request; its hook heard of no failure. */
-  async function stillServes(): Promise<void> {
+  async function stillServes(marker: string): Promise<void> {
     expect(server.alive()).toBe(true);
-    const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
+    const headers: Record<string, string> = { 'x-test-marker': marker };
+    if (token !== undefined) headers['authorization'] = `Bearer ${token}`;
     const answer = await fetch(`http://127.0.0.1:${ctx.port}${ctx.base}`, { headers });
     expect(answer.status).toBe(200);
     expect(await answer.json()).toMatchObject([{ id: ctx.id, state: 'completed' }]);
+    // Whatever the hook was told of the requests before, it printed before this request's marker.
+    await server.marked(marker);
     expect(server.reported).toEqual([]);
   }
 
   it('answers each request of the corpus as it should, never with a 500', async () => {
     const cases = seededCases(ctx).filter((c) => !(c.bodyReadByHandler && mount === 'express'));
     expect(await faultsOf(ctx.port, cases, mount)).toEqual([]);
-    await stillServes();
+    await stillServes('after the corpus');
   });
 
   it(`answers ${GENERATED} requests generated from seed ${SEED} with anything but a 500`, async () => {
     expect(await faultsOf(ctx.port, generatedCases(ctx, SEED, GENERATED), mount)).toEqual([]);
-    await stillServes();
+    await stillServes('after the generated requests');
   });
 });

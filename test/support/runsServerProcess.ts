@@ -108,7 +108,13 @@ async function main(settings: RunsServerSettings): Promise<void> {
   const [demo = '', removed] = ids;
   await prepareFailures();
   const served = settings.failing ? new FailingFollowHub(hub, demo) : hub;
-  const handler = runsHandler(served, { token: settings.token, onError: hookOf(settings) });
+  const runs = runsHandler(served, { token: settings.token, onError: hookOf(settings) });
+  // A request marked `x-test-marker` is printed as it comes: whatever the hook printed before is out by then.
+  const handler: RunsRequestHandler = (req, res, next) => {
+    const marker = req.headers['x-test-marker'];
+    if (typeof marker === 'string') process.stdout.write(`${JSON.stringify({ marker })}\n`);
+    runs(req, res, next);
+  };
   const server = await listen(settings, handler);
   if (!server.listening) await new Promise((resolve) => server.once('listening', resolve));
   const { port } = server.address() as AddressInfo;
@@ -124,6 +130,8 @@ export interface RunsServer {
   readonly reported: string[];
   /** Resolves once the hook has been told `count` errors in all. */
   reports(count: number): Promise<void>;
+  /** Resolves once a request with this `x-test-marker` header has reached the handler. */
+  marked(marker: string): Promise<void>;
   /** Resolves with what it wrote to stderr (its warnings) once that matches `pattern`. */
   stderrMatching(pattern: RegExp): Promise<string>;
   alive(): boolean;
@@ -139,6 +147,7 @@ export async function startRunsServer(settings: RunsServerSettings): Promise<Run
   );
   let stderr = '';
   const reported: string[] = [];
+  const markers = new Set<string>();
   const waiters: (() => void)[] = [];
   const wake = () => {
     for (const waiter of waiters.splice(0)) waiter();
@@ -161,7 +170,8 @@ export async function startRunsServer(settings: RunsServerSettings): Promise<Run
   };
   const ready = await new Promise<RunsServerReady>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
-      const message = JSON.parse(line) as { ready?: RunsServerReady; reported?: string };
+      const message = JSON.parse(line) as { ready?: RunsServerReady; reported?: string; marker?: string };
+      if (message.marker !== undefined) markers.add(message.marker);
       if (message.ready) resolve(message.ready);
       if (message.reported !== undefined) reported.push(message.reported);
       wake();
@@ -173,6 +183,7 @@ export async function startRunsServer(settings: RunsServerSettings): Promise<Run
     ready,
     reported,
     reports: (count) => until(() => reported.length >= count),
+    marked: (marker) => until(() => markers.has(marker)),
     stderrMatching: async (pattern) => {
       await until(() => pattern.test(stderr));
       return stderr;
