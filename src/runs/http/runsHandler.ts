@@ -5,7 +5,7 @@ import { RunHubError, UnknownRunError } from '../errors.js';
 import type { RunHub } from '../RunHub.js';
 import { RUN_ID } from '../runId.js';
 import { readJsonBody, sendJson } from './body.js';
-import { answerFailure, MethodNotAllowed, reporter, type RunsErrorHook } from './failures.js';
+import { answerFailure, MethodNotAllowed, reporter } from './failures.js';
 import { RequestGuard, type GuardOptions } from './RequestGuard.js';
 import { requestTarget, type RequestTarget } from './requestTarget.js';
 import { hasEnded, RunEventsRoute } from './RunEventsRoute.js';
@@ -29,7 +29,7 @@ export interface RunsHandlerOptions extends GuardOptions {
    * warning, as `runHub`'s `onStoreError`, so that a failure is seen
    * somewhere. A hook that throws is itself reported as a warning.
    */
-  readonly onError?: RunsErrorHook | undefined;
+  readonly onError?: ((error: unknown, req: IncomingMessage) => void) | undefined;
 }
 
 /** A Node request handler; `next` (Express, Connect) is called for a path outside the routes. */
