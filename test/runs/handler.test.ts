@@ -1,13 +1,16 @@
 // The runs handler over real HTTP: one POST is one process, whatever the
 // readers do; DELETE stops it; every refusal has its status.
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { firstValueFrom, lastValueFrom, tap } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runHub, runsHandler, type RunHub, type RunHubOptions, type RunsHandlerOptions } from '../../src/runs/index.js';
+import { readJsonl } from '../support/jsonlClient.js';
 import { gone } from '../support/processes.js';
+import { sendRaw } from '../support/rawHttp.js';
 import { DEMO, DEMO_EVENTS, request, scenarioRunOptions, spawnsIn } from './scenarios.js';
 import { call, readSse } from './sseClient.js';
 
@@ -37,17 +40,25 @@ async function serve(dir: string, hubOptions: RunHubOptions = {}, options: RunsH
   };
 }
 
-/** One request with exactly these headers (`fetch` would not let a test set Host). */
-function raw(url: string, method: string, headers: Record<string, string>, body?: string): Promise<number> {
+/** One request with exactly these headers (`fetch` would not let a test set Host); its status and headers. */
+function answerTo(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method, headers }, (res) => {
       res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
     });
     req.on('error', reject);
     req.end(body);
   });
 }
+
+const raw = async (url: string, method: string, headers: Record<string, string>, body?: string) =>
+  (await answerTo(url, method, headers, body)).status;
 
 describe('runsHandler', () => {
   let dir: string;
@@ -93,7 +104,7 @@ describe('runsHandler', () => {
     expect(a.frames).toEqual(b.frames);
     expect(a.frames).toHaveLength(DEMO_EVENTS + 1);
     const after = await readSse(`${served.url}/${id}/events?after=${DEMO_EVENTS - 3}`);
-    expect(after.frames.map((f) => f.id ?? f.event)).toEqual([...range(DEMO_EVENTS - 2, DEMO_EVENTS), 'end']);
+    expect(after.frames.map((f) => f.event ?? f.id)).toEqual([...range(DEMO_EVENTS - 2, DEMO_EVENTS), 'end']);
     const jsonl = await fetch(`${served.url}/${id}/events`).then((r) => r.text());
     expect(jsonl.trim().split('\n')).toHaveLength(DEMO_EVENTS);
     expect(spawnsIn(dir)).toHaveLength(1);
@@ -139,9 +150,9 @@ describe('runsHandler', () => {
     expect((await call(served.url, 'POST', { prompt: 5 })).status).toBe(400);
     expect((await call(served.url, 'POST', { prompt: 'x', workdir: '/' })).status).toBe(400);
     for (const [path, allowed] of [
-      ['', 'GET, POST'],
-      [`/${id}`, 'GET, DELETE'],
-      [`/${id}/events`, 'GET'],
+      ['', 'GET, HEAD, POST'],
+      [`/${id}`, 'GET, HEAD, DELETE'],
+      [`/${id}/events`, 'GET, HEAD'],
     ] as const) {
       const put = await fetch(`${served.url}${path}`, { method: 'PUT' });
       expect([put.status, put.headers.get('allow')]).toEqual([405, allowed]);
@@ -153,7 +164,7 @@ describe('runsHandler', () => {
     expect(spawnsIn(dir)).toHaveLength(1);
   });
 
-  it('answers 429 at maxLive and 410 for a forgotten run', async () => {
+  it('answers 429 at maxLive, with Retry-After, and 410 for a forgotten run', async () => {
     await served.close();
     served = await serve(dir, { maxLive: 1 });
     await start('slow');
@@ -162,6 +173,7 @@ describe('runsHandler', () => {
       status: 429,
       body: { error: expect.stringContaining('at most 1 runs alive at once') },
     });
+    expect(refused.headers.get('retry-after')).toBe('10');
     await served.close();
     served = await serve(dir, { keepFinished: 1 });
     const a = await start('demo');
@@ -174,10 +186,47 @@ describe('runsHandler', () => {
     expect((await readSse(`${served.url}/${a}/events`)).status).toBe(410);
   });
 
+  it('lets a page of another origin start, read and cancel nothing: no preflight granted, its requests 403', async () => {
+    const id = await start('demo');
+    const evil = { origin: 'http://evil.example' };
+    const preflight = {
+      ...evil,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type',
+    };
+    const own = { origin: `http://127.0.0.1:${served.port}` };
+    for (const [url, method, headers, status] of [
+      [served.url, 'OPTIONS', preflight, 403],
+      [`${served.url}/${id}`, 'OPTIONS', { ...preflight, 'access-control-request-method': 'DELETE' }, 403],
+      [served.url, 'OPTIONS', { ...own, 'access-control-request-method': 'POST' }, 405],
+      [served.url, 'GET', evil, 403],
+      [`${served.url}/${id}/events`, 'GET', { ...evil, accept: 'text/event-stream' }, 403],
+      [served.url, 'POST', { ...evil, 'content-type': 'text/plain' }, 403],
+      [`${served.url}/${id}`, 'DELETE', evil, 403],
+      // An image or a no-cors fetch sends no Origin: it is answered, but nothing lets the page read the answer.
+      [served.url, 'GET', {}, 200],
+    ] as const) {
+      const answer = await answerTo(
+        url,
+        method,
+        headers,
+        method === 'POST' ? JSON.stringify(request('demo')) : undefined,
+      );
+      expect([method, answer.status], url).toEqual([method, status]);
+      expect(Object.keys(answer.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
+    }
+    expect((await served.hub.list()).map((s) => s.id)).toEqual([id]);
+  });
+
   it('takes requests only for its own Host and Origin, and beyond loopback only with its token', async () => {
     const body = JSON.stringify(request('demo'));
     const json = { 'content-type': 'application/json' };
     expect(await raw(served.url, 'POST', { ...json, host: `evil.example:${served.port}` }, body)).toBe(403);
+    const foreign = await sendRaw(served.port, `GET /runs HTTP/1.1\r\nHost: x:5173\r\nConnection: close\r\n\r\n`);
+    expect([foreign.status, JSON.parse(foreign.body)]).toEqual([
+      403,
+      { error: 'this server does not answer to Host "x:5173": add it to allowHosts' },
+    ]);
     expect(await raw(served.url, 'POST', { ...json, origin: 'http://evil.example' }, body)).toBe(403);
     expect(await raw(served.url, 'GET', { origin: `http://127.0.0.1:${served.port}` })).toBe(200);
     expect(spawnsIn(dir)).toHaveLength(0);
@@ -191,6 +240,160 @@ describe('runsHandler', () => {
     expect(
       (await call(served.url, 'GET', undefined, { authorization: 'Bearer a-token-of-sixteen-or-more' })).status,
     ).toBe(200);
+  });
+});
+
+describe('runsHandler: the end of a run, and what each method answers', () => {
+  let dir: string;
+  let served: Served;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'evosci-rx-handler-end-'));
+    served = await serve(dir);
+  });
+  afterEach(async () => {
+    await served.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const finished = async (scenario: Parameters<typeof request>[0]) => {
+    const { id } = await served.hub.start(request(scenario));
+    await lastValueFrom(served.hub.follow(id)).catch(() => undefined);
+    return `${served.url}/${id}/events`;
+  };
+
+  it("gives `end` the run's event count as id, and answers 204 to an SSE reader past it once the run has ended", async () => {
+    const events = await finished('demo');
+    const whole = await readSse(events);
+    expect(whole.frames.at(-1)).toEqual({ event: 'end', id: String(DEMO_EVENTS), data: '{"state":"completed"}' });
+    // Dropped after the last event, before `end`: the end alone comes again, with its id.
+    const last = await readSse(events, { lastEventId: String(DEMO_EVENTS - 1) });
+    expect(last.frames).toEqual([{ event: 'end', id: String(DEMO_EVENTS), data: '{"state":"completed"}' }]);
+    for (const after of [DEMO_EVENTS, DEMO_EVENTS + 5]) {
+      const answer = await fetch(events, { headers: { accept: 'text/event-stream', 'last-event-id': String(after) } });
+      expect([answer.status, await answer.text()]).toEqual([204, '']);
+      const query = await fetch(`${events}?after=${after}`, { headers: { accept: 'text/event-stream' } });
+      expect(query.status).toBe(204);
+    }
+    // JSONL has no reconnecting client to stop: nothing more, and a body that ends as the run did.
+    expect(await readJsonl(`${events}?after=${DEMO_EVENTS}`)).toEqual({ status: 200, lines: [], error: undefined });
+    const failed = await finished('fail');
+    const ended = await readSse(failed);
+    expect(ended.frames.at(-1)).toMatchObject({ event: 'end', id: '2', data: expect.stringContaining('"failed"') });
+    expect((await readSse(failed, { lastEventId: '2' })).status).toBe(204);
+  });
+
+  it('streams to a reader past the last event of a run still going: it waits for the next', async () => {
+    const { id } = await served.hub.start(request('slow'));
+    await firstValueFrom(served.hub.follow(id, { after: 0 }));
+    const abort = new AbortController();
+    const answer = await fetch(`${served.url}/${id}/events`, {
+      headers: { accept: 'text/event-stream', 'last-event-id': '5' },
+      signal: abort.signal,
+    });
+    expect([answer.status, answer.headers.get('content-type')]).toEqual([200, 'text/event-stream; charset=utf-8']);
+    abort.abort();
+  });
+
+  it('ends a JSONL body cleanly only when the run completed, and cuts it off after its lines otherwise', async () => {
+    const completed = await readJsonl(await finished('demo'));
+    expect([completed.lines.length, completed.error]).toEqual([DEMO_EVENTS, undefined]);
+    expect(completed.lines.map((l) => JSON.parse(l) as unknown)).toEqual(
+      readFileSync(DEMO, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown),
+    );
+    const failed = await readJsonl(await finished('fail'));
+    expect([failed.lines.length, failed.error]).toEqual([2, expect.any(Error)]);
+    const { id } = await served.hub.start(request('slow'));
+    await firstValueFrom(served.hub.follow(id, { after: 0 }));
+    const reading = readJsonl(`${served.url}/${id}/events`);
+    expect((await call(`${served.url}/${id}`, 'DELETE')).body).toMatchObject({ state: 'cancelled' });
+    const cancelled = await reading;
+    expect([cancelled.lines.length, cancelled.error]).toEqual([2, expect.any(Error)]);
+  });
+
+  it('answers DELETE with 202 and the status while the hub has only stored the cancel, 200 once it has ended', async () => {
+    const { hub } = served;
+    // A hub across hosts stores a cancel for a run no worker has taken yet, and answers at once.
+    const pending: RunHub = {
+      start: (request, options) => hub.start(request, options),
+      follow: (id, options) => hub.follow(id, options),
+      status: (id) => hub.status(id),
+      list: () => hub.list(),
+      cancel: async (id) => ({ ...(await hub.status(id)), state: 'queued' }),
+      close: () => hub.close(),
+    };
+    const server = createServer(runsHandler(pending));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { id } = await served.hub.start(request('demo'));
+      const runs = `http://127.0.0.1:${(server.address() as AddressInfo).port}/runs`;
+      expect(await call(`${runs}/${id}`, 'DELETE')).toMatchObject({ status: 202, body: { id, state: 'queued' } });
+      await lastValueFrom(served.hub.follow(id));
+      expect(await call(`${served.url}/${id}`, 'DELETE')).toMatchObject({ status: 200, body: { state: 'completed' } });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('follows nothing for a reader that went away while the hub looked its run up', async () => {
+    const { hub } = served;
+    const { id } = await hub.start(request('slow'));
+    let release!: () => void;
+    const looked = new Promise<void>((resolve) => (release = resolve));
+    let asked!: () => void;
+    const asking = new Promise<void>((resolve) => (asked = resolve));
+    let following = 0;
+    const slowToLook: RunHub = {
+      start: (request, options) => hub.start(request, options),
+      follow: (runId, options) =>
+        hub.follow(runId, options).pipe(tap({ subscribe: () => following++, finalize: () => following-- })),
+      status: async (runId) => {
+        asked();
+        await looked;
+        return hub.status(runId);
+      },
+      list: () => hub.list(),
+      cancel: (runId) => hub.cancel(runId),
+      close: () => hub.close(),
+    };
+    let closed!: () => void;
+    const gone = new Promise<void>((resolve) => (closed = resolve));
+    const handler = runsHandler(slowToLook);
+    const server = createServer((req, res) => {
+      res.on('close', closed);
+      handler(req, res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const abort = new AbortController();
+      const port = (server.address() as AddressInfo).port;
+      const reading = fetch(`http://127.0.0.1:${port}/runs/${id}/events`, { signal: abort.signal }).catch(() => 0);
+      await asking;
+      abort.abort();
+      await reading;
+      await gone;
+      release();
+      // Every continuation of the lookup runs before the next turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(following).toBe(0);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('answers HEAD as GET, without a body, and starts no reader of the events', async () => {
+    const events = await finished('demo');
+    const head = await fetch(events, { method: 'HEAD', headers: { accept: 'text/event-stream' } });
+    expect([head.status, head.headers.get('content-type'), await head.text()]).toEqual([
+      200,
+      'text/event-stream; charset=utf-8',
+      '',
+    ]);
+    const list = await fetch(served.url, { method: 'HEAD' });
+    expect([list.status, await list.text()]).toEqual([200, '']);
   });
 });
 

@@ -6,6 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { hostname, networkInterfaces } from 'node:os';
 import { RunHubError } from '../errors.js';
+import { requestTarget } from './requestTarget.js';
 
 /** Options of the checks every request passes first. */
 export interface GuardOptions {
@@ -43,6 +44,23 @@ function authority(text: string): { name: string; port: number | undefined } | u
   return { name: match[1]!.replace(/^\[(.*)\]$/, '$1'), port: match[2] === undefined ? undefined : Number(match[2]) };
 }
 
+/** A client's text in a message: quoted, and cut short (a header may be as long as a server lets it be). */
+const quoted = (text: string) => JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
+
+/**
+ * The authority a request names: an absolute-form target's (RFC 9112: it
+ * stands for `Host`), else its one `Host` header; two are refused, since a
+ * proxy and this server could each read another.
+ */
+function hostOf(req: IncomingMessage): string {
+  const target = requestTarget(req);
+  if (target?.authority !== undefined) return target.authority;
+  let hosts = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'host') hosts++;
+  if (hosts > 1) throw new RunHubError('a request carries one Host header, not more', 400);
+  return req.headers.host ?? '';
+}
+
 /** This machine's own names and addresses: what a server bound beyond loopback is addressed by. */
 function machineNames(): Set<string> {
   const names = new Set(['localhost', '127.0.0.1', '::1', hostname().toLowerCase()]);
@@ -70,17 +88,20 @@ export class RequestGuard {
   }
 
   /**
-   * Throws a `RunHubError` (403, 401) for a request this handler does not
-   * take. Returns the `Set-Cookie` to answer with when the token came in the
-   * URL, so that a page's own requests carry it from then on.
+   * Throws a `RunHubError` (403, 401; 400 for two `Host` headers) for a
+   * request this handler does not take. Returns the `Set-Cookie` to answer
+   * with when the token came in the URL (`url.searchParams`), so that a
+   * page's own requests carry it from then on.
    */
-  check(req: IncomingMessage, url: URL): string | undefined {
-    const host = authority(req.headers.host ?? '');
-    if (!host || !this.knownHost(host, req.socket.localPort))
-      throw new RunHubError(`this server does not answer to Host ${JSON.stringify(req.headers.host ?? '')}`, 403);
+  check(req: IncomingMessage, url: Pick<URL, 'searchParams'>): string | undefined {
+    const given = hostOf(req);
+    const host = authority(given);
+    if (!host) throw new RunHubError(`this server does not answer to Host ${quoted(given)}: not a host name`, 403);
+    if (!this.knownHost(host, req.socket.localPort))
+      throw new RunHubError(`this server does not answer to Host ${quoted(given)}: add it to allowHosts`, 403);
     const origin = req.headers.origin;
-    if (origin !== undefined && !this.knownOrigin(origin.toLowerCase(), req.headers.host!.toLowerCase()))
-      throw new RunHubError(`requests from ${JSON.stringify(origin)} are not taken`, 403);
+    if (origin !== undefined && !this.knownOrigin(origin.toLowerCase(), given.toLowerCase()))
+      throw new RunHubError(`requests from ${quoted(origin)} are not taken`, 403);
     if (this.token === false) return undefined;
     if (this.token === undefined) {
       if (isLoopback(req.socket.localAddress ?? '')) return undefined;

@@ -8,8 +8,14 @@ export function sendJson(
   value: unknown,
   headers: Record<string, string> = {},
 ): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
-  res.end(JSON.stringify(value));
+  const text = JSON.stringify(value);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    'cache-control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
 }
 
 /** The media type of a request's body, lower case, without its parameters. */
@@ -29,16 +35,28 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   if (parsed !== undefined && req.readableEnded) return parsed;
   const declared = Number(req.headers['content-length']);
   if (declared > maxBytes) throw new RunHubError(`request body over ${maxBytes} bytes`, 413);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw new RunHubError(`request body over ${maxBytes} bytes`, 413);
-    chunks.push(chunk);
-  }
+  const text = await readText(req, maxBytes);
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(text);
   } catch {
     throw new RunHubError('the body is not JSON', 400);
   }
+}
+
+/** The body's text; a body that breaks off (the client went, a bad chunk) is the request's fault: 400. */
+async function readText(req: IncomingMessage, maxBytes: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    // Left unread past the limit, not destroyed: the 413 still reaches the client, and Node drains the rest.
+    for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) throw new RunHubError(`request body over ${maxBytes} bytes`, 413);
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    if (err instanceof RunHubError) throw err;
+    throw new RunHubError('the request body could not be read to its end', 400);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

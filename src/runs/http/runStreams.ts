@@ -1,43 +1,85 @@
 // A run's events as an HTTP body: Server-Sent Events whose ids are the
-// events' indexes and whose last word says how the run ended, or JSONL.
-import { catchError, EMPTY, throwError, type Observable } from 'rxjs';
+// events' indexes and whose last word says how the run ended, or JSONL
+// whose body ends cleanly only when the run completed.
+import { map, type Observable } from 'rxjs';
 import { toJsonl } from '../../events/decode/jsonl.js';
 import { EvoSciError } from '../../events/errors.js';
 import type { FlowControl } from '../../common/FlowControl.js';
-import { ObservableByteSource, type FlowSource } from '../../flow/ObservableByteSource.js';
-import { errorInfoOf, runEndOf } from '../runEnd.js';
+import { ObservableByteSource } from '../../flow/ObservableByteSource.js';
+import { RunHubError } from '../errors.js';
+import { runEndOf } from '../runEnd.js';
 import type { IndexedEvent } from '../wire.js';
+
+/** A run's events for one reader, given the tap that pauses them. */
+export type RunSource = (flow: FlowControl) => Observable<IndexedEvent>;
 
 /** Options of `runSseStream`. */
 export interface RunSseOptions {
   /** Milliseconds of silence before a comment line keeps the connection open. Default 15000. */
   readonly heartbeatMs?: number | undefined;
+  /** The index of the last event the reader has (`Last-Event-ID`): the ids of `end` and `error` count on from it. */
+  readonly after?: number | undefined;
+  /** The run's event count, when it had already ended as the stream opened. */
+  readonly endedWith?: number | undefined;
+  /** Told each error that cut the stream short, but not a run's own end. */
+  readonly onFailure?: ((error: unknown) => void) | undefined;
+}
+
+/** An event's index and text, checked: a hub is code of anyone's, and an id goes into the stream as it is. */
+function framed(text: (event: IndexedEvent['event']) => string) {
+  return ({ index, event }: IndexedEvent): { index: number; text: string } => {
+    if (!Number.isSafeInteger(index) || index < 0) throw new TypeError(`the hub sent an event with index ${index}`);
+    return { index, text: text(event) };
+  };
 }
 
 /**
- * The `end` or `error` event that closes a run's SSE stream: an error of the
- * run (an `EvoSciError`: it failed, was cancelled or interrupted) is how it
- * ended; any other (the hub forgot the run, a broker went away) is the
- * stream's own failure.
+ * What a client is told of an error that is not how the run ended: a hub's
+ * refusal by its class and first line (`ForgottenRunError`,
+ * `RunRestartedError`…); anything else by its class only, since its message
+ * may carry the server's paths or addresses (the app's `onError` has it).
  */
-export function lastSseEvent(error: unknown): string {
-  if (error === undefined || EvoSciError.is(error)) return `event: end\ndata: ${JSON.stringify(runEndOf(error))}\n\n`;
-  const { name, message } = errorInfoOf(error);
-  return `event: error\ndata: ${JSON.stringify({ name, message })}\n\n`;
+export function failureInfo(error: unknown): { name: string; message: string } {
+  if (error instanceof RunHubError) return { name: error.name, message: error.message.split('\n')[0]!.slice(0, 500) };
+  const name = error instanceof Error && /^\w{1,80}$/.test(error.name) ? error.name : 'Error';
+  return { name, message: 'the server failed to send the rest of this run' };
 }
 
-/** A run's events as Server-Sent Events: `id:` its index, `data:` its JSON; then `end` (or `error`). */
-export function runSseStream(
-  source: FlowSource<IndexedEvent>,
-  options: RunSseOptions = {},
-): ReadableStream<Uint8Array> {
-  const heartbeatMs = options.heartbeatMs ?? 15_000;
+/**
+ * A run's events as Server-Sent Events: `id:` its index, `data:` its JSON;
+ * then `end` with how the run ended, or `error` when the stream itself
+ * failed. `end` has an id of its own, the run's event count N: a client
+ * that reconnects after it (an `EventSource` does) sends `Last-Event-ID: N`,
+ * which the handler answers with 204 to stop it. `error` carries N only
+ * when the run had ended and the reader has all its events; else none, so
+ * that a reconnect resumes where the reader was.
+ */
+export function runSseStream(source: RunSource, options: RunSseOptions = {}): ReadableStream<Uint8Array> {
+  const { endedWith, onFailure } = options;
+  let last = options.after ?? -1;
+  const end = (error: unknown) => `event: end\nid: ${last + 1}\ndata: ${JSON.stringify(runEndOf(error))}\n\n`;
+  const failed = (error: unknown): string => {
+    const id = endedWith !== undefined && last + 1 >= endedWith ? `id: ${endedWith}\n` : '';
+    try {
+      if (EvoSciError.is(error)) return end(error);
+      onFailure?.(error);
+      return `event: error\n${id}data: ${JSON.stringify(failureInfo(error))}\n\n`;
+    } catch {
+      // A thrown value that cannot even be looked at (a revoked Proxy): it is still an error.
+      onFailure?.(error);
+      return `event: error\n${id}data: ${JSON.stringify(failureInfo(undefined))}\n\n`;
+    }
+  };
+  const frames = framed((event) => `data: ${JSON.stringify(event)}\n\n`);
   return new ReadableStream(
-    new ObservableByteSource(source, {
-      frame: ({ index, event }) => `id: ${index}\ndata: ${JSON.stringify(event)}\n\n`,
-      complete: () => lastSseEvent(undefined),
-      error: lastSseEvent,
-      heartbeat: { everyMs: heartbeatMs, text: ': heartbeat\n\n' },
+    new ObservableByteSource((flow: FlowControl) => source(flow).pipe(map(frames)), {
+      frame: ({ index, text }) => {
+        last = index;
+        return `id: ${index}\n${text}`;
+      },
+      complete: () => end(undefined),
+      error: failed,
+      heartbeat: { everyMs: options.heartbeatMs ?? 15_000, text: ': heartbeat\n\n' },
     }),
     // Chunks wait in the source, which knows how to pause what feeds them.
     { highWaterMark: 0 },
@@ -45,16 +87,16 @@ export function runSseStream(
 }
 
 /**
- * A run's events as JSONL, one line each. A run that ended otherwise than
- * completed still ends its body cleanly (its events are whole; its status
- * says how it ended); a failure of the stream itself errors the body.
+ * A run's events as JSONL, one line each. The stream closes only when the
+ * run completed; it errors, after every line before, when the run ended
+ * otherwise (its error) or the stream failed, so that the body is cut off
+ * and its reader can tell.
  */
-export function runJsonlStream(source: (flow: FlowControl) => Observable<IndexedEvent>): ReadableStream<Uint8Array> {
-  const whole = (flow: FlowControl) =>
-    source(flow).pipe(catchError((err: unknown) => (EvoSciError.is(err) ? EMPTY : throwError(() => err))));
+export function runJsonlStream(source: RunSource): ReadableStream<Uint8Array> {
+  const lines = framed(toJsonl);
   return new ReadableStream(
-    new ObservableByteSource(whole, {
-      frame: ({ event }) => toJsonl(event),
+    new ObservableByteSource((flow: FlowControl) => source(flow).pipe(map(lines)), {
+      frame: ({ text }) => text,
       complete: () => undefined,
     }),
     { highWaterMark: 0 },

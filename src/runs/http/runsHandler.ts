@@ -1,13 +1,14 @@
+// The runs handler: a run hub's routes over HTTP, for `node:http`, Express,
+// Fastify and NestJS. Every request is answered, however it is written.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
-import type { FlowControl } from '../../common/FlowControl.js';
 import { RunHubError, UnknownRunError } from '../errors.js';
-import { afterOf } from '../lastEventId.js';
 import type { RunHub } from '../RunHub.js';
 import { RUN_ID } from '../runId.js';
 import { readJsonBody, sendJson } from './body.js';
+import { answerFailure, MethodNotAllowed, reporter } from './failures.js';
 import { RequestGuard, type GuardOptions } from './RequestGuard.js';
-import { runJsonlStream, runSseStream } from './runStreams.js';
+import { requestTarget, type RequestTarget } from './requestTarget.js';
+import { hasEnded, RunEventsRoute } from './RunEventsRoute.js';
 
 /** Options of `runsHandler`. */
 export interface RunsHandlerOptions extends GuardOptions {
@@ -17,6 +18,18 @@ export interface RunsHandlerOptions extends GuardOptions {
   readonly maxBodyBytes?: number | undefined;
   /** Milliseconds of silence before an SSE comment keeps a connection open. Default 15000. */
   readonly heartbeatMs?: number | undefined;
+  /**
+   * Told each error the handler could not answer with a status of its own,
+   * with the request it came in: a failure of the hub or of the handler
+   * (answered 500, which says nothing more), and an error that cut a run's
+   * event stream short after its headers were sent (the hub's `follow`
+   * failed: a store's I/O error, `RunRestartedError`…). Not told: refusals
+   * (a `RunHubError`, answered with its status), requests it cannot read
+   * (400), a run that ended otherwise than completed. Default: a process
+   * warning, as `runHub`'s `onStoreError`, so that a failure is seen
+   * somewhere. A hook that throws is itself reported as a warning.
+   */
+  readonly onError?: ((error: unknown, req: IncomingMessage) => void) | undefined;
 }
 
 /** A Node request handler; `next` (Express, Connect) is called for a path outside the routes. */
@@ -26,7 +39,7 @@ export type RunsRequestHandler = (req: IncomingMessage, res: ServerResponse, nex
 interface Route {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
-  readonly url: URL;
+  readonly target: RequestTarget;
   readonly id: string | undefined;
   readonly events: boolean;
 }
@@ -39,11 +52,13 @@ interface Route {
  * GET    /runs              every run's status
  * GET    /runs/:id          its status
  * GET    /runs/:id/events   SSE (Accept: text/event-stream; Last-Event-ID or ?after=N; `end` says how it ended) or JSONL
- * DELETE /runs/:id          cancels it, idempotent → its status
+ * DELETE /runs/:id          cancels it, idempotent → 200 and its status once ended; 202 while its cancel is pending
  * ```
  *
  * Reading never starts anything: only a `POST` starts a run. Every request
- * passes the guard first (Host, Origin, token: see `GuardOptions`).
+ * passes the guard first (Host, Origin, token: see `GuardOptions`). No
+ * request, however malformed, throws out of it: each is answered (400 for
+ * what it cannot read), and the app hears of failures through `onError`.
  *
  * ```ts
  * const hub = await runHub({ dir: './runs', runOptions: { workdir: './task' } });
@@ -54,102 +69,76 @@ interface Route {
 export function runsHandler(hub: RunHub, options: RunsHandlerOptions = {}): RunsRequestHandler {
   const guard = new RequestGuard(options);
   const base = (options.basePath ?? '/runs').replace(/\/$/, '');
-  const maxBodyBytes = options.maxBodyBytes ?? 256 * 1024;
-  const routes = new RunsRoutes(hub, maxBodyBytes, options.heartbeatMs);
+  const report = reporter(options.onError);
+  const events = new RunEventsRoute(hub, options.heartbeatMs, report);
+  const routes = new RunsRoutes(hub, guard, options.maxBodyBytes ?? 256 * 1024, events);
   return (req, res, next) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = url.pathname;
-    if (path !== base && !path.startsWith(`${base}/`)) {
-      if (next) return next();
-      return sendJson(res, 404, { error: `nothing at ${path.slice(0, 200)}` });
+    const target = requestTarget(req);
+    const ours = target !== undefined && (target.path === base || target.path.startsWith(`${base}/`));
+    if (!ours && next) return next();
+    try {
+      if (target === undefined) return sendJson(res, 400, { error: 'the request target is not a path or an http URL' });
+      if (!ours) return sendJson(res, 404, { error: `nothing at ${target.path.slice(0, 200)}` });
+      res.on('error', (err) => report(err, req));
+      routes.serve(req, res, target, target.path.slice(base.length)).catch((err: unknown) => {
+        answerFailure(req, res, err, report);
+      });
+    } catch (err) {
+      answerFailure(req, res, err, report);
     }
-    routes.serve(guard, req, res, url, path.slice(base.length)).catch((err: unknown) => fail(res, err));
   };
-}
-
-/** The answer to a request that failed: its status and message, or 500 saying nothing of the server's insides. */
-function fail(res: ServerResponse, err: unknown): void {
-  if (res.headersSent) return void res.destroy();
-  if (err instanceof RunHubError) {
-    const allow = err instanceof MethodNotAllowed ? { allow: err.allowed.join(', ') } : undefined;
-    return sendJson(res, err.status, { error: err.message }, allow);
-  }
-  sendJson(res, 500, { error: 'the server failed to answer' });
-}
-
-/** A method the route does not answer: 405, with the methods it does for the `Allow` header. */
-class MethodNotAllowed extends RunHubError {
-  constructor(
-    method: string,
-    readonly allowed: readonly string[],
-  ) {
-    super(`${method} is not allowed here: ${allowed.join(', ')}`, 405);
-  }
 }
 
 /** The routes under the base path. */
 class RunsRoutes {
   constructor(
     private readonly hub: RunHub,
+    private readonly guard: RequestGuard,
     private readonly maxBodyBytes: number,
-    private readonly heartbeatMs: number | undefined,
+    private readonly events: RunEventsRoute,
   ) {}
 
-  async serve(guard: RequestGuard, req: IncomingMessage, res: ServerResponse, url: URL, rest: string) {
-    const cookie = guard.check(req, url);
+  async serve(req: IncomingMessage, res: ServerResponse, target: RequestTarget, rest: string): Promise<void> {
+    const cookie = this.guard.check(req, { searchParams: target.query });
     if (cookie) res.setHeader('set-cookie', cookie);
     const match = /^(?:\/([^/]+)(\/events)?)?\/?$/.exec(rest);
-    if (!match) throw new RunHubError(`nothing at ${url.pathname.slice(0, 200)}`, 404);
+    if (!match) throw new RunHubError(`nothing at ${target.path.slice(0, 200)}`, 404);
     const [, id, events] = match;
     if (id !== undefined && !RUN_ID.test(id)) throw new UnknownRunError(id);
-    return this.route({ req, res, url, id, events: events !== undefined });
+    return this.route({ req, res, target, id, events: events !== undefined });
   }
 
   private async route(route: Route): Promise<void> {
     const { req, res, id, events } = route;
     const method = req.method ?? 'GET';
+    const reading = method === 'GET' || method === 'HEAD';
     if (id === undefined) {
-      if (method === 'GET') return sendJson(res, 200, await this.hub.list());
+      if (reading) return sendJson(res, 200, await this.hub.list());
       if (method === 'POST') return this.start(route);
-      throw new MethodNotAllowed(method, ['GET', 'POST']);
+      throw new MethodNotAllowed(method, ['GET', 'HEAD', 'POST']);
     }
     if (events) {
-      if (method === 'GET') return this.stream(route, id);
-      throw new MethodNotAllowed(method, ['GET']);
+      if (reading) return this.events.serve(req, res, id, route.target.query);
+      throw new MethodNotAllowed(method, ['GET', 'HEAD']);
     }
-    if (method === 'GET') return sendJson(res, 200, await this.hub.status(id));
-    if (method === 'DELETE') return sendJson(res, 200, await this.hub.cancel(id));
-    throw new MethodNotAllowed(method, ['GET', 'DELETE']);
+    if (reading) return sendJson(res, 200, await this.hub.status(id));
+    if (method === 'DELETE') return this.cancel(res, id);
+    throw new MethodNotAllowed(method, ['GET', 'HEAD', 'DELETE']);
   }
 
-  private async start({ req, res, url }: Route): Promise<void> {
+  private async start({ req, res, target }: Route): Promise<void> {
     const body = await readJsonBody(req, this.maxBodyBytes);
     const header = req.headers['idempotency-key'];
     // The draft's key is a structured-field string, `"…"`; a bare one is taken too.
     const idempotencyKey = typeof header === 'string' ? header.replace(/^"(.*)"$/, '$1') : undefined;
     const { id, created } = await this.hub.start(body as never, { idempotencyKey });
-    const location = `${url.pathname.replace(/\/$/, '')}/${id}`;
+    const location = `${target.path.replace(/\/$/, '')}/${id}`;
     sendJson(res, created ? 201 : 200, { id }, { location });
   }
 
-  /** The run's events from where the reader is, once the hub has said it holds the run. */
-  private async stream({ req, res, url }: Route, id: string): Promise<void> {
-    const lastEventId = req.headers['last-event-id'];
-    const query = url.searchParams.get('after');
-    const after = afterOf(typeof lastEventId === 'string' ? lastEventId : (query ?? undefined));
-    await this.hub.status(id);
-    const sse = (req.headers.accept ?? '').includes('text/event-stream');
-    const source = (flow: FlowControl) => this.hub.follow(id, { after, flow });
-    const body = sse ? runSseStream(source, { heartbeatMs: this.heartbeatMs }) : runJsonlStream(source);
-    res.writeHead(200, {
-      'content-type': sse ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
-      'cache-control': 'no-store',
-      'x-accel-buffering': 'no',
-    });
-    res.flushHeaders();
-    const readable = Readable.fromWeb(body);
-    readable.pipe(res);
-    // A reader that goes away cancels its stream: its place in the run is let go; the run goes on.
-    res.on('close', () => readable.destroy());
+  /** 200 with the status of a run that has ended; 202 with it while the hub's cancel is stored but not yet done. */
+  private async cancel(res: ServerResponse, id: string): Promise<void> {
+    const status = await this.hub.cancel(id);
+    sendJson(res, hasEnded(status) ? 200 : 202, status);
   }
 }
