@@ -11,8 +11,11 @@ const pkg = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as {
   exports: Record<string, { default: string }>;
 };
 
-/** 29.8–30.0 KiB when set: fp-ts is 1.7 KiB of it minified, 28.6 KiB when its CommonJS build came in (35.9 KiB). */
-const BUDGET_KIB = 32;
+/**
+ * 29.8–30.0 KiB when first set at 32: fp-ts is 1.7 KiB of it minified, 28.6 KiB when its CommonJS build came in
+ * (35.9 KiB). 32.1 KiB once followRun backed off with jitter, kept an outage budget and rebuilt the hub's errors.
+ */
+const BUDGET_KIB = 34;
 
 /** Minified bytes in the bundle per package (`evosci-rx` for the package's own), largest first. */
 function byPackage(output: Metafile['outputs'][string]): Record<string, number> {
