@@ -63,7 +63,7 @@ describe('the API reference (typedoc.json)', () => {
     if (converted === undefined) throw new Error(`TypeDoc could not convert the entries:\n${kept.messages.join('\n')}`);
     project = converted;
     app.validate(project);
-  }, 120_000);
+  }, 240_000);
 
   it('holds every entry of package.json "exports", and TypeDoc reads them without a warning', () => {
     expect(project.children?.map((entry) => entry.name).sort()).toEqual([
