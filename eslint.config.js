@@ -11,6 +11,7 @@ export default tseslint.config(
       'coverage/',
       'test/bench/.data/',
       'test/examples/.readme*/',
+      'docs/api/',
       '**/*.mjs',
       'eslint.config.js',
     ],

@@ -1,4 +1,8 @@
-// The `evosci-rx` entry, for Node: runs, decoding, errors and operators.
+/**
+ * The `evosci-rx` entry, for Node: runs, decoding, errors and operators.
+ *
+ * @module evosci-rx
+ */
 export * from './src/index.js';
 export { run, type ExitInfo, type RunOptions } from './src/process/run.js';
 export { converse, type ConversationTurn } from './src/process/converse.js';

@@ -22,6 +22,7 @@ export interface ToolInvocation {
   readonly key: string;
   /** The id as on the wire; `''` when the producer sent none. */
   readonly id: string;
+  /** The tool's name. */
   readonly name: string;
   /** The latest arguments: the complete ones once the producer has re-sent the call. */
   readonly args: Readonly<Record<string, unknown>>;
@@ -39,12 +40,15 @@ export interface ToolInvocation {
   readonly status: 'running' | 'succeeded' | 'failed' | 'unfinished' | 'awaiting-input';
   /** The result's content, once it has arrived. */
   readonly result?: string;
+  /** The result's `success`, once it has arrived. */
   readonly success?: boolean;
   /** The latest call event; absent only for a result whose call was never seen (made before a `--resume`). */
   readonly callEvent?: ToolCallEvent | SubagentToolCallEvent;
+  /** The result event, once it has arrived. */
   readonly resultEvent?: ToolResultEvent | SubagentToolResultEvent;
   /** Scheduler time of the first call event, and of the result or the end of the stream. */
   readonly startedAt: number;
+  /** Absent while the call is `running`. */
   readonly endedAt?: number;
 }
 

@@ -1,4 +1,8 @@
-// The `evosci-rx/operators` entry: pure RxJS operators. No Node built-ins: safe in a browser.
+/**
+ * The `evosci-rx/operators` entry: pure RxJS operators. No Node built-ins: safe in a browser.
+ *
+ * @module evosci-rx/operators
+ */
 export { accumulateText } from './accumulateText.js';
 export { groupSubagents, type SubagentEvent, type SubagentRun } from './groupSubagents.js';
 export { ofType } from './ofType.js';

@@ -60,7 +60,9 @@ export type RunChange =
 
 /** The last change `runChanges()` emits: the run's summary, as `summarize()` gives it. */
 export interface SummaryChange {
+  /** Always `summary`: the last change of a run. */
   readonly kind: 'summary';
+  /** The run's summary. */
   readonly summary: RunSummary;
 }
 

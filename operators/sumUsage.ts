@@ -7,8 +7,11 @@ import type { EvoEvent, UnknownEvent, UsageStatsEvent } from '../src/events/code
  * whole spend: name it "main-agent tokens" where people read it.
  */
 export interface UsageTotals {
+  /** The sum of `input_tokens`. */
   readonly inputTokens: number;
+  /** The sum of `output_tokens`. */
   readonly outputTokens: number;
+  /** Input and output tokens together. */
   readonly totalTokens: number;
 }
 

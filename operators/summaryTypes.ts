@@ -24,15 +24,21 @@ export type DelegationSummary = Omit<SubagentRun, 'events$'> & {
 
 /** A sub-agent task started from code (`panel_dispatch_*` events), in a `RunSummary`. */
 export interface PanelDispatchSummary {
+  /** The producer's id of the dispatch (`id` of its events). */
   readonly id: string;
   /** The `code_interpreter` call it ran inside; `''` when the producer did not know it. */
   readonly evalId: string;
+  /** The sub-agent type it dispatched to. */
   readonly subagentType: string;
+  /** Its label, as the code named it. */
   readonly label: string;
+  /** What it was asked to do. */
   readonly description: string;
   /** `unfinished`: the stream ended before it completed or failed. */
   readonly status: 'completed' | 'failed' | 'unfinished';
+  /** How long it took, as its `panel_dispatch_complete` or `panel_dispatch_error` said. */
   readonly durationMs?: number;
+  /** Why it failed, for a `failed` one. */
   readonly error?: string;
 }
 
@@ -49,6 +55,7 @@ export type RunOutcome = 'completed' | 'needs-input' | 'failed' | 'incomplete';
 
 /** Everything a run did, as `summarize` reports it at completion. */
 export interface RunSummary {
+  /** How the run ended: see `RunOutcome`. */
   readonly outcome: RunOutcome;
   /**
    * `done.response`, absent when the stream ended without `done`: the
@@ -69,6 +76,7 @@ export interface RunSummary {
   readonly errors: readonly string[];
   /** Every approval request and every question, answered or not. */
   readonly interrupts: readonly InterruptEvent[];
+  /** Every `ask_user` of the run, answered or not. */
   readonly questions: readonly AskUserEvent[];
   /**
    * The approvals and questions the run stopped at. A run that resumes the
@@ -76,8 +84,10 @@ export interface RunSummary {
    * request: the paused call itself is never answered.
    */
   readonly pendingApprovals: readonly InterruptEvent[];
+  /** The questions the run stopped at, unanswered: see `pendingApprovals`. */
   readonly pendingQuestions: readonly AskUserEvent[];
   /** Events seen, by `type` (unknown types included when kept). */
   readonly counts: Readonly<Record<string, number>>;
+  /** Events seen in all. */
   readonly events: number;
 }

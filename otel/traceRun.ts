@@ -24,9 +24,11 @@ import { VERSION } from './version.js';
 export interface TraceRunOptions {
   /** The tracer; else one from `tracerProvider`; else one from the global provider (a no-op until an SDK registers one). */
   readonly tracer?: Tracer;
+  /** Where the tracer comes from when `tracer` is not given. */
   readonly tracerProvider?: TracerProvider;
   /** Where the histograms go, likewise: `meter`, else `meterProvider`, else the global provider. */
   readonly meter?: Meter;
+  /** Where the meter comes from when `meter` is not given. */
   readonly meterProvider?: MeterProvider;
   /** The context the run's span nests under. Default: the context active when the run is subscribed. */
   readonly context?: Context;

@@ -1,4 +1,9 @@
-// The `evosci-rx/events` entry: the events' room, with the flow helpers and the client of a hub's runs that a page needs. No Node built-ins: safe in a browser.
+/**
+ * The `evosci-rx/events` entry: the events' room, with the flow helpers and the client of a hub's runs that a page
+ * needs. No Node built-ins: safe in a browser.
+ *
+ * @module evosci-rx/events
+ */
 export * from './events/index.js';
 // The flow helpers' own entry is `evosci-rx/flow`; they stay here too, for code written before it.
 export {

@@ -26,8 +26,6 @@ import {
   type UnknownEvent,
 } from '../src/events/codecs.js';
 
-type Args = Record<string, unknown>;
-
 /** An event's fields, any of them possibly `undefined` before `sent` leaves those out. */
 type Loose<T> = { [K in keyof T]: T[K] | undefined };
 
@@ -55,10 +53,10 @@ function thinking(content: string, options?: { id?: string | number } | string |
   return { type: 'thinking', content, id };
 }
 
-function toolCall(name: string, args?: Args, options?: { id?: string }): ToolCallEvent;
+function toolCall(name: string, args?: Record<string, unknown>, options?: { id?: string }): ToolCallEvent;
 /** @deprecated Pass the id as `{ id }`. */
-function toolCall(name: string, args: Args, id: string | undefined): ToolCallEvent;
-function toolCall(name: string, args: Args = {}, options?: { id?: string } | string): ToolCallEvent {
+function toolCall(name: string, args: Record<string, unknown>, id: string | undefined): ToolCallEvent;
+function toolCall(name: string, args: Record<string, unknown> = {}, options?: { id?: string } | string): ToolCallEvent {
   const { id = '' } = optionsOf(options, 'id');
   return { type: 'tool_call', name, args, id };
 }
@@ -84,26 +82,27 @@ function subagentStart(
   });
 }
 
-type SubagentCallOptions = { id?: string; instanceId?: string };
+/** The ids of `events.subagentToolCall`: the call's `id` and its sub-agent's `instance_id`; leave either out for an older producer's shape. */
+export type SubagentCallOptions = { id?: string; instanceId?: string };
 
 function subagentToolCall(
   subagent: string,
   name: string,
-  args?: Args,
+  args?: Record<string, unknown>,
   options?: SubagentCallOptions,
 ): SubagentToolCallEvent;
 /** @deprecated Pass `{ id, instanceId }`. */
 function subagentToolCall(
   subagent: string,
   name: string,
-  args: Args,
+  args: Record<string, unknown>,
   id: string | undefined,
   instanceId?: string,
 ): SubagentToolCallEvent;
 function subagentToolCall(
   subagent: string,
   name: string,
-  args: Args = {},
+  args: Record<string, unknown> = {},
   options?: SubagentCallOptions | string,
   instanceIdGiven?: string,
 ): SubagentToolCallEvent {
@@ -279,5 +278,5 @@ export const events = {
   error: (message: string): ErrorEvent => ({ type: 'error', message }),
   done,
   /** An event of a type this library does not know, as `keepUnknown: true` passes it on. */
-  unknown: (type: string, fields: Args = {}): UnknownEvent => unknownEvent({ ...fields, type }),
+  unknown: (type: string, fields: Record<string, unknown> = {}): UnknownEvent => unknownEvent({ ...fields, type }),
 };

@@ -60,11 +60,17 @@ export type FakeStep =
   /** Exit as EvoSci does after what the transcripts wrote: 0 after a `done` line, 1 without (an exception). */
   | { readonly exitAsEvoSci: true };
 
-interface Pacing {
+/** How a `transcript` or `lines` step of `fakeEvoSci` writes its lines. */
+export interface Pacing {
+  /** Lines to skip first. */
   readonly from?: number;
+  /** Milliseconds to wait before each line. */
   readonly delayMs?: number;
+  /** Milliseconds to wait before a line of that event `type`, instead of `delayMs`. */
   readonly delayByType?: Readonly<Record<string, number>>;
+  /** Lines to write at most. */
   readonly count?: number;
+  /** Add `written_at` (milliseconds since the epoch) to each event. */
   readonly stamp?: boolean;
 }
 

@@ -24,8 +24,11 @@ export interface FakeRunOptions {
 
 /** Options for `run()` that replay a recorded transcript through the fake CLI. */
 export interface FakeRun {
+  /** The prompt (`run()` requires one; the fake does not read it). */
   readonly prompt: string;
+  /** The fake CLI to start instead of EvoSci. */
   readonly command: string;
+  /** The environment that gives the fake its script. */
   readonly env: Record<string, string>;
 }
 

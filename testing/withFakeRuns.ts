@@ -5,7 +5,9 @@ import { runStandIns, type RunStandIn } from '../src/process/standIn.js';
 
 /** A fake CLI to start instead of EvoSci: the `command` and `env` that `fakeRun()` and `fakeEvoSci()` give. */
 export interface FakeCli {
+  /** The fake CLI to start instead of EvoSci. */
   readonly command: string;
+  /** The environment that gives the fake its script. */
   readonly env?: Readonly<Record<string, string | undefined>>;
 }
 

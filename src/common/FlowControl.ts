@@ -13,14 +13,17 @@ export class FlowControl {
   private pausedNow = false;
   private readonly listeners = new Set<(paused: boolean) => void>();
 
+  /** Whether the consumer has asked the source to wait. */
   get paused(): boolean {
     return this.pausedNow;
   }
 
+  /** Asks the source to stop producing until `resume()`. */
   pause(): void {
     this.set(true);
   }
 
+  /** Lets the source produce again. */
   resume(): void {
     this.set(false);
   }

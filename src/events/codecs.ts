@@ -121,6 +121,7 @@ export type SummarizationEvent = t.TypeOf<typeof SummarizationEvent>;
 
 /** A number of tokens: finite and not negative, or a sum of them would be meaningless. */
 const isTokenCount = (u: unknown): u is number => typeof u === 'number' && Number.isFinite(u) && u >= 0;
+/** The codec of a token count in `usage_stats`: a finite number, not negative. */
 export const TokenCount: t.Type<number, number, unknown> = new t.Type<number, number, unknown>(
   'TokenCount',
   isTokenCount,

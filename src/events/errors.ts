@@ -2,12 +2,15 @@ import { cutText } from '../common/cutText.js';
 
 /** What every error of a run carries, whatever ended it. */
 export interface EvoSciErrorDetails {
+  /** The process's exit status, when it exited. */
   readonly exitCode?: number | undefined;
+  /** The signal that killed the process, when one did. */
   readonly signal?: string | undefined;
   /** The last lines the process wrote to stderr, control characters removed. */
   readonly stderrTail?: string;
   /** The thread id from the producer's resume hint, for `RunOptions.resume`. */
   readonly threadId?: string | undefined;
+  /** What the error came from, as `Error.cause`. */
   readonly cause?: unknown;
 }
 
@@ -47,6 +50,7 @@ export class EvoSciError extends Error {
     return isBranded(value);
   }
 
+  /** `instanceof`: true for an error of this class made by any copy of the library (see the class). */
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (!isBranded(value)) return false;
     if (this === EvoSciError) return true;
@@ -59,9 +63,13 @@ export class EvoSciError extends Error {
 
   /** The message without the stderr lines `message` ends with: what the error says in one line. */
   readonly shortMessage: string;
+  /** The process's exit status; `undefined` when it did not exit with one (a signal, no process). */
   readonly exitCode: number | undefined;
+  /** The signal that killed the process (`SIGINT`, …), if one did. */
   readonly signal: string | undefined;
+  /** The last characters the process wrote to stderr (`stderrTailChars`), control characters removed; `''` when none. */
   readonly stderrTail: string;
+  /** The thread id the producer printed as it exited, for `RunOptions.resume`. */
   readonly threadId: string | undefined;
 
   constructor(message: string, details: EvoSciErrorDetails = {}) {
@@ -138,6 +146,7 @@ export class DecodeIssue {
     this.raw = cutText(raw, RAW_LIMIT);
   }
 
+  /** `line N: message`. */
   toString(): string {
     return `line ${this.line}: ${this.message}`;
   }
@@ -150,6 +159,7 @@ export class DecodeError extends EvoSciError {
   }
 
   constructor(
+    /** The line that did not decode, and why. */
     readonly issue: DecodeIssue,
     details: EvoSciErrorDetails = {},
   ) {

@@ -32,6 +32,7 @@ export type CancelResult = 'cancelled-queued' | 'cancelled-running' | 'already-e
 
 /** What `cancelRun` resolves to: what the cancel did, and the run's final status record. */
 export interface CancelOutcome {
+  /** What the cancel did: see `CancelResult`. */
   readonly result: CancelResult;
   /** For a cancel, a `finished` record: `failed`, a serialized `CancelledError`, and `cancelled` saying what it stopped. */
   readonly record: FinishedRecord | DeadLetterRecord;

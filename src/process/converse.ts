@@ -4,6 +4,7 @@ import { run, type ExitInfo, type RunOptions } from './run.js';
 
 /** One turn of a conversation: a prompt, the thread it resumes, and its run's events. */
 export interface ConversationTurn {
+  /** The prompt this turn sends. */
   readonly prompt: string;
   /** 0 for the first prompt. */
   readonly index: number;

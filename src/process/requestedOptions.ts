@@ -5,6 +5,7 @@ import type { RunOptions } from './options.js';
 
 /** The fields of a request that set how it runs, besides its prompt and the thread it resumes. */
 export const REQUEST_FIELDS = ['workdir', 'autoMode', 'timeoutMs'] as const;
+/** One of `REQUEST_FIELDS`: `workdir`, `autoMode` or `timeoutMs`. */
 export type RequestField = (typeof REQUEST_FIELDS)[number];
 
 /** What a request may ask of a run. */

@@ -28,11 +28,15 @@ export class FollowGaveUpError extends EvoSciError {
     this.prototype.name = 'FollowGaveUpError';
   }
 
+  /** The last failure: a refused request, an HTTP error, a broken or silent body. */
   declare readonly cause: Error;
 
   constructor(
+    /** The URL it followed. */
     readonly url: string,
+    /** The tries in a row that found no connection. */
     readonly tries: number,
+    /** The time without a connection since the last new event, in milliseconds. */
     readonly elapsedMs: number,
     cause: Error,
   ) {

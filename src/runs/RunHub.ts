@@ -14,7 +14,9 @@ export interface StartOptions {
 
 /** What `RunHub.start` gives: the run's id, and whether this call created it (`false`: a repeated key). */
 export interface StartedRun {
+  /** The run's id. */
   readonly id: string;
+  /** Whether this call created the run; `false` when its idempotency key named a run already. */
   readonly created: boolean;
 }
 

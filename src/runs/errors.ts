@@ -10,6 +10,7 @@ export class RunHubError extends Error {
 
   constructor(
     message: string,
+    /** The HTTP status that answers this refusal. */
     readonly status: number,
   ) {
     super(message);
@@ -37,7 +38,10 @@ export class UnknownRunError extends RunHubError {
     this.prototype.name = 'UnknownRunError';
   }
 
-  constructor(readonly id: string) {
+  constructor(
+    /** The id asked for. */
+    readonly id: string,
+  ) {
     super(`no run ${JSON.stringify(id.slice(0, 80))}`, 404);
   }
 }
@@ -48,7 +52,10 @@ export class ForgottenRunError extends RunHubError {
     this.prototype.name = 'ForgottenRunError';
   }
 
-  constructor(readonly id: string) {
+  constructor(
+    /** The run's id. */
+    readonly id: string,
+  ) {
     super(`run ${id} ended and is no longer kept`, 410);
   }
 }
@@ -60,7 +67,9 @@ export class HubFullError extends RunHubError {
   }
 
   constructor(
+    /** The bound the hub is at. */
     readonly limit: number,
+    /** Which bound: `maxLive` (runs alive) or `maxQueued` (runs waiting for a worker). */
     readonly option: 'maxLive' | 'maxQueued' = 'maxLive',
   ) {
     const what = option === 'maxLive' ? 'alive' : 'waiting for a worker';
@@ -75,7 +84,9 @@ export class RunRestartedError extends RunHubError {
   }
 
   constructor(
+    /** The run's id. */
     readonly id: string,
+    /** The attempt that started again, which a new follow reads from its start. */
     readonly attempt: number,
   ) {
     super(`run ${id} started again as attempt ${attempt} (its worker was lost): read it again from its start`, 409);
@@ -99,7 +110,10 @@ export class IdempotencyKeyReusedError extends RunHubError {
     this.prototype.name = 'IdempotencyKeyReusedError';
   }
 
-  constructor(readonly id: string) {
+  constructor(
+    /** The run the key started, with another request. */
+    readonly id: string,
+  ) {
     super(`this Idempotency-Key started run ${id} with another request`, 422);
   }
 }

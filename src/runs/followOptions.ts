@@ -57,6 +57,7 @@ export interface FollowRunOptions extends DecodeOptions {
  * Observable is typed to say so.
  */
 export interface RefollowRunOptions extends Omit<FollowRunOptions, 'onRestart'> {
+  /** Read a restarted run again from its start, after a `RunRestart`. */
   readonly onRestart: 'refollow';
 }
 

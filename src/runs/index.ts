@@ -1,4 +1,8 @@
-// The `evosci-rx/runs` entry, for Node: runs as resources, started once and followed from anywhere.
+/**
+ * The `evosci-rx/runs` entry, for Node: runs as resources, started once and followed from anywhere.
+ *
+ * @module evosci-rx/runs
+ */
 export { runHub, type RunHubOptions } from './LocalRunHub.js';
 export type { FollowOptions, RunHub, StartedRun, StartOptions } from './RunHub.js';
 export { REQUEST_FIELDS, type RequestField } from '../process/requestedOptions.js';

@@ -11,9 +11,13 @@ import type { IndexedEvent } from './wire.js';
  * `id: <id>`, `retry: <retry>`, then `data:` (an object as its JSON).
  */
 export interface MessageEvent {
+  /** The event's data: the run event with its index, `RunEnd`, or an error's name and message. */
   data: string | object;
+  /** The SSE `id`: the event's index, or the run's event count on `end`. */
   id?: string;
+  /** The SSE `event`: none for a run's event, `end` or `error` last. */
   type?: string;
+  /** The SSE `retry`, in milliseconds. */
   retry?: number;
 }
 

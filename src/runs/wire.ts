@@ -88,6 +88,8 @@ export type StartRequest = t.TypeOf<typeof StartRequest>;
 
 /** One event of a run and its index in the run, from 0: what `Last-Event-ID` and `after` name. */
 export interface IndexedEvent {
+  /** Its place in the run, from 0. */
   readonly index: number;
+  /** The event. */
   readonly event: EvoEvent | UnknownEvent;
 }

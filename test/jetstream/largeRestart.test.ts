@@ -1,4 +1,4 @@
-// Large events on a nats-server of this test's own, with the README's users
+// Large events on a nats-server of this test's own, with the users of docs/security.md
 // and file storage: a submitter reads them with the rights it already has
 // (their parts are messages of the run's own subject), and a broker restart
 // while an event's parts are being stored stores each part once.

@@ -15,7 +15,7 @@ import { brokerUsers } from './users.js';
 const prefix = 'evosci';
 const layout = layoutOf({ prefix });
 
-/** The users of the README's "Security" section, for the default prefix. */
+/** The users of docs/security.md, for the default prefix. */
 const users = brokerUsers(prefix);
 
 describe('a broker with submitter and worker users', () => {

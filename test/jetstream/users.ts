@@ -1,4 +1,4 @@
-// The NATS users of the README's "Security" section, as a nats-server
+// The NATS users of docs/security.md, as a nats-server
 // authorization block for one prefix: what the tests with a broker of their
 // own check.
 import { layoutOf } from '../../src/jetstream/index.js';

@@ -1,7 +1,8 @@
-// examples/nest, the README's NestJS module, as users build it on the packed package: installed by npm beside
-// NestJS 12 and beside NestJS 11, compiled by tsc with NestJS's decorator settings, as ES modules and as CommonJS,
-// run on a loopback port with the fake CLI as its EvoSci, and asked over HTTP. Each run of the fake waits at a gate
-// file after its first event, so a run is live for as long as a test needs, and its first event is the sign.
+// examples/nest, the NestJS module of docs/http-hosts.md, as users build it on the packed package: installed by npm
+// beside NestJS 12 and beside NestJS 11, compiled by tsc with NestJS's decorator settings, as ES modules and as
+// CommonJS, run on a loopback port with the fake CLI as its EvoSci, and asked over HTTP. Each run of the fake waits
+// at a gate file after its first event, so a run is live for as long as a test needs, and its first event is the
+// sign.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -170,12 +171,12 @@ describe('examples/nest, built on the packed package', () => {
     for (const dir of [temp, dirname(tarball)]) if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("is the README's module and bootstrap, word for word", () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  it("is the guide's module and bootstrap (docs/http-hosts.md), word for word", () => {
+    const guide = readFileSync(join(root, 'docs/http-hosts.md'), 'utf8');
     for (const file of EXAMPLE) {
       // After the file's own header comment.
       const code = readFileSync(join(root, 'examples/nest', file), 'utf8').replace(/^(\/\/.*\n)+/, '');
-      expect(readme).toContain('```typescript\n' + code + '```');
+      expect(guide).toContain('```typescript\n' + code + '```');
     }
   });
 

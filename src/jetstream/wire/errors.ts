@@ -15,8 +15,11 @@ export class AttemptSupersededError extends EvoSciError {
   }
 
   constructor(
+    /** The run followed. */
     readonly runId: string,
+    /** The attempt the reader was following. */
     readonly attempt: number,
+    /** The attempt that replaced it: subscribing again follows this one from its start. */
     readonly nextAttempt: number,
     details: EvoSciErrorDetails = {},
   ) {
@@ -34,8 +37,11 @@ export class DeadLetterError extends EvoSciError {
   }
 
   constructor(
+    /** The run that will not be run. */
     readonly runId: string,
+    /** Why: a bad request (naming what was wrong), or the attempts spent. */
     readonly reason: string,
+    /** The attempts started before it was dead-lettered. */
     readonly attempts: number,
   ) {
     super(`run ${runId} was dead-lettered: ${reason}`);

@@ -18,13 +18,17 @@ export interface LayoutOptions {
  * ```
  */
 export interface JetStreamLayout {
+  /** The prefix every name derives from (default `evosci`). */
   readonly prefix: string;
+  /** The stream of runs: their events and status records (`EVOSCI_EVENTS`). */
   readonly eventsStream: string;
+  /** The work queue of run requests (`EVOSCI_REQUESTS`). */
   readonly requestsStream: string;
   /** What hubs keep for themselves, in a stream of its own: submitters, who read every run, have no rights on it. */
   readonly hubStream: string;
   /** The durable pull consumer the workers share. */
   readonly workersConsumer: string;
+  /** The subject run requests are published on (`evosci.requests`). */
   readonly requestsSubject: string;
   /** Every subject of the events stream. */
   readonly runsSubjects: string;
@@ -53,6 +57,7 @@ export interface JetStreamLayout {
 const TOKEN = /^[A-Za-z0-9_-]+$/;
 const MAX_RUN_ID = 128;
 
+/** The names of streams, subjects and the workers' consumer under a prefix; a prefix that is not subject tokens is a `TypeError`. */
 export function layoutOf(options: LayoutOptions = {}): JetStreamLayout {
   const prefix = options.prefix ?? 'evosci';
   if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(prefix)) {

@@ -3,7 +3,9 @@
  * new subscription to go on with the next event.
  */
 export interface EventPosition {
+  /** The run the event belongs to. */
   readonly runId: string;
+  /** The attempt that wrote it. */
   readonly attempt: number;
   /** 1-based position of the event in its attempt (`EvoSci-Seq`). */
   readonly sequence: number;

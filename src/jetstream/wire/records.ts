@@ -81,6 +81,7 @@ export const DeadLetterRecord = t.type({
 });
 export type DeadLetterRecord = t.TypeOf<typeof DeadLetterRecord>;
 
+/** Any record of a run's status subject: `started`, `finished` or `dead-letter`. */
 export const StatusRecord = t.union([StartedRecord, FinishedRecord, DeadLetterRecord]);
 export type StatusRecord = t.TypeOf<typeof StatusRecord>;
 

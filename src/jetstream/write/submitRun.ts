@@ -11,6 +11,7 @@ import { RunRequest } from '../wire/runRequest.js';
 export interface SubmitRunOptions extends LayoutOptions {
   /** Milliseconds to wait for the stream's ack, and for how long to retry. Defaults 5000 and 30,000. */
   readonly ackTimeoutMs?: number;
+  /** How long to retry the publish while the broker does not answer (default 30,000). */
   readonly retryForMs?: number;
   /** Headers the workers' `pipeRun` reads, such as `traceHeaders()` of `evosci-rx/otel`. */
   readonly headers?: RequestHeaders;
