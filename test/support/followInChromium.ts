@@ -16,7 +16,18 @@ export interface FollowedInPage {
   readonly indexes: number[];
   readonly types: string[];
   readonly completed: boolean;
-  readonly error?: { readonly name: string; readonly message: string };
+  /** How it ended if not completed; `status` (a `RunHubError`'s HTTP status) only when `PageReport.errorStatus` asks. */
+  readonly error?: { readonly name: string; readonly message: string; readonly status?: number };
+  /** The attempt each `RunRestart` named, in order: only when `PageReport.restartAttempts` asks. */
+  readonly restartAttempts?: number[];
+}
+
+/** What a test asks the page to report besides the indexes, types and how the follow ended. */
+export interface PageReport {
+  /** The `status` of the error the follow ended with, when it has one. */
+  readonly errorStatus?: boolean;
+  /** The attempt each `RunRestart` named. */
+  readonly restartAttempts?: boolean;
 }
 
 /** The options a test passes into the page: plain data, no functions. */
@@ -57,6 +68,7 @@ function followRunScript(): Promise<string> {
  * Opens a page at the origin of `url`, runs `followRun(url, options)` in it,
  * and resolves with what it emitted once it completes or errors. `onIndex`
  * hears of each event as the page gets it: the sign a server may wait for.
+ * `reporting` asks for more of what happened than indexes, types and ending.
  *
  * ```ts
  * const { indexes, completed } = await followInChromium(page, server.url, { retryDelayMs: 0 });
@@ -67,6 +79,7 @@ export async function followInChromium(
   url: string,
   options: PageFollowOptions = {},
   onIndex?: (index: number) => void,
+  reporting: PageReport = {},
 ): Promise<FollowedInPage> {
   const code = await followRunScript();
   const report = onIndex && `__followRunIndex${exposed++}`;
@@ -85,7 +98,7 @@ export async function followInChromium(
   } finally {
     await page.unroute(pattern, serve);
   }
-  return page.evaluate(followInPage, { url, options, name: GLOBAL, report });
+  return page.evaluate(followInPage, { url, options, name: GLOBAL, report, reporting });
 }
 
 /** Runs in the page: follows the run, telling `report` of each index, and resolves with what came. */
@@ -94,27 +107,46 @@ function followInPage(args: {
   options: PageFollowOptions;
   name: string;
   report: string | undefined;
+  reporting: PageReport;
 }): Promise<FollowedInPage> {
   const scope = globalThis as unknown as Record<string, unknown>;
   const { followRun } = scope[args.name] as typeof FollowRunModule;
   const report = args.report === undefined ? undefined : (scope[args.report] as (index: number) => Promise<void>);
   const indexes: number[] = [];
   const types: string[] = [];
+  const attempts: number[] = [];
+  const { errorStatus, restartAttempts } = args.reporting;
+  const ended = (completed: boolean, err?: Error): FollowedInPage => {
+    const status = (err as { status?: unknown } | undefined)?.status;
+    return {
+      indexes,
+      types,
+      completed,
+      ...(err && {
+        error: {
+          name: err.name,
+          message: err.message,
+          ...(errorStatus && typeof status === 'number' && { status }),
+        },
+      }),
+      ...(restartAttempts && { restartAttempts: attempts }),
+    };
+  };
   return new Promise((resolve) => {
     followRun(args.url, args.options).subscribe({
       next: (item) => {
         if ('restarted' in item) {
           indexes.push(-1);
           types.push('restart');
+          attempts.push(item.restarted.attempt);
           return;
         }
         indexes.push(item.index);
         types.push(item.event.type);
         void report?.(item.index);
       },
-      complete: () => resolve({ indexes, types, completed: true }),
-      error: (err: Error) =>
-        resolve({ indexes, types, completed: false, error: { name: err.name, message: err.message } }),
+      complete: () => resolve(ended(true)),
+      error: (err: Error) => resolve(ended(false, err)),
     });
   });
 }
