@@ -38,7 +38,8 @@ export class LocalRun {
   /** Its status, changed in place as the run goes (a store writes what it holds when it writes). */
   private readonly stored: StoredRun;
   private log: RunLog | undefined;
-  private readonly sink: EventSink;
+  /** Where its events are stored, opened as it begins: a run found in the store, or one that never began, holds no file open. */
+  private sink: EventSink | undefined;
   /** Its `run()`, made when it is prepared; none for a run found in the store. */
   private readonly events$: Observable<EvoEvent | UnknownEvent> | undefined;
   private subscription: Subscription | undefined;
@@ -60,7 +61,6 @@ export class LocalRun {
     // First: options that `run()` refuses are refused before the run is recorded or a file opened.
     this.events$ = options && this.runOf(options);
     this.log = store.durable && stored.status.state !== 'running' ? undefined : new RunLog();
-    this.sink = store.events(stored.status.id);
     this.exited = new Promise<void>((resolve) => (this.markExited = resolve));
   }
 
@@ -109,7 +109,7 @@ export class LocalRun {
     const log = this.log;
     if (log) return log.read(after, flow, (subscriber) => this.endReader(subscriber));
     return concat(
-      this.store.read(this.id, after, flow),
+      this.store.read(this.stored.status, after, flow),
       defer(() => {
         const error = errorOfStatus(this.stored.status);
         return error ? throwError(() => error) : EMPTY;
@@ -154,6 +154,7 @@ export class LocalRun {
   begin(): void {
     if (this.phase !== 'unborn' || this.events$ === undefined) return;
     this.phase = 'spawning';
+    this.sink = this.store.events(this.id);
     const subscription = this.events$.subscribe({
       next: (event) => this.append(event),
       error: (err: unknown) => this.end(runEndOf(err).state, err),
@@ -185,7 +186,7 @@ export class LocalRun {
 
   private append(event: EvoEvent | UnknownEvent): void {
     if (!this.store.durable) this.logBytes += Buffer.byteLength(toJsonl(event));
-    this.sink.append(event);
+    this.sink?.append(event);
     this.stored.status.events++;
     this.log?.append(event);
   }
@@ -218,7 +219,7 @@ export class LocalRun {
 
   private async writeEnd(): Promise<void> {
     try {
-      await this.sink.close();
+      await this.sink?.close();
       await this.store.save(this.stored);
       if (this.store.durable) this.log = undefined;
     } catch (err) {
