@@ -192,9 +192,14 @@ export class DirStore implements RunStore {
     return undefined;
   }
 
-  /** A run that was live when its process died: its events up to the last whole line, reported interrupted. */
+  /**
+   * A run that was live when its process died: its events up to the last
+   * whole line, reported interrupted, and ended when its files were last
+   * written (read before the cut changes them).
+   */
   private async interrupted(stored: StoredRun): Promise<StoredRun> {
     const { id } = stored.status;
+    const endedAt = await this.lastWritten(id);
     let events = 0;
     try {
       const whole = wholeLinesLength(await readFile(this.eventsPath(id)));
@@ -208,12 +213,30 @@ export class DirStore implements RunStore {
       ...stored.status,
       state: 'interrupted' as const,
       events,
-      endedAt: new Date().toISOString(),
+      endedAt,
       error: errorInfoOf(error),
     };
     const run = { ...stored, status };
     await this.save(run);
     return run;
+  }
+
+  /**
+   * When the hub last wrote the run's files: its last event (the events
+   * file), or its last status (started, or recorded) if later. The process
+   * died after that and wrote nothing more, so that is the closest time
+   * the directory knows of its end; the time of the restart is not it.
+   */
+  private async lastWritten(id: string): Promise<string> {
+    const times = await Promise.all(
+      [this.eventsPath(id), this.statusPath(id)].map((path) =>
+        stat(path).then(
+          (s) => s.mtimeMs,
+          () => 0,
+        ),
+      ),
+    );
+    return new Date(Math.max(...times)).toISOString();
   }
 
   private statusPath(id: string): string {

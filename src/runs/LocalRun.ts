@@ -1,11 +1,10 @@
 import { concat, defer, EMPTY, throwError, type Observable, type Subscriber, type Subscription } from 'rxjs';
 import { toJsonl } from '../events/decode/jsonl.js';
-import { CancelledError } from '../events/errors.js';
 import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import type { FlowControl } from '../common/FlowControl.js';
 import { run, type ExitInfo, type RunOptions } from '../process/run.js';
 import { RunInterruptedError } from './errors.js';
-import { errorOfStatus, runEndOf } from './runEnd.js';
+import { cancelledError, errorOfStatus, runEndOf } from './runEnd.js';
 import { RunLog } from './RunLog.js';
 import type { EventSink, RunStore, StoredRun } from './RunStore.js';
 import type { EndState, IndexedEvent, RunStatus } from './wire.js';
@@ -48,7 +47,7 @@ export class LocalRun {
   private readonly exited: Promise<void>;
   private markExited!: () => void;
   private logBytes = 0;
-  /** The writes of its record, one after another (the first, then its end's): the last made is the last written. */
+  /** The writes of its record, one after another (the first, its start's, its end's): the last made is the last written. */
   private saving: Promise<void> = Promise.resolve();
 
   private constructor(
@@ -124,7 +123,7 @@ export class LocalRun {
    */
   async cancel(): Promise<RunStatus> {
     if (this.ended) return this.status;
-    this.stop('cancelled', new CancelledError(`run ${this.id} was cancelled`));
+    this.stop('cancelled', cancelledError(this.id, this.phase === 'unborn' ? 'queued' : 'running'));
     await this.exited;
     await this.saving;
     return this.status;
@@ -173,6 +172,8 @@ export class LocalRun {
       onSpawn: (pid) => {
         if (this.phase === 'spawning') this.phase = 'running';
         this.stored.status.startedAt = new Date().toISOString();
+        // Stored now: a hub that dies before the run ends still says when it started.
+        this.saveStatus();
         options.onSpawn?.(pid);
       },
       onExit: (info) => this.onExit(info, options),
@@ -210,6 +211,13 @@ export class LocalRun {
     if (this.phase === 'unborn') this.goneNow();
     this.log?.end();
     this.saveEnd();
+  }
+
+  /** Stores its status as it is now, after the writes before. */
+  private saveStatus(): void {
+    this.saving = this.saving.then(() =>
+      this.store.save(this.stored).catch((err: unknown) => this.hooks.onStoreError(err, this.id)),
+    );
   }
 
   /** Stores the events, then the status that says the run ended; a durable store then serves later readers. */
