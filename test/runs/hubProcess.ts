@@ -23,7 +23,13 @@ const runOptions = scenarioRunOptions(dir);
 const hub = await runHub({ dir: runsDir, runOptions: (r) => ({ ...runOptions(r), lifeline: true, lingerMs: 60_000 }) });
 const { id } = await hub.start({ ...request(scenario), ...(resume !== undefined && { resume }) });
 await firstValueFrom(hub.follow(id, { after: 0 }));
-const lines = () => readFileSync(join(runsDir, `${id}.jsonl`), 'utf8').split('\n').length - 1;
+const lines = () => {
+  try {
+    return readFileSync(join(runsDir, `${id}.jsonl`), 'utf8').split('\n').length - 1;
+  } catch {
+    return 0; // its file not opened yet
+  }
+};
 const state = () => (JSON.parse(readFileSync(join(runsDir, `${id}.json`), 'utf8')) as StoredRun).status.state;
 // Both events are in the run's file, not only in its log; or its end is in its status file.
 const stored = () => (scenario === 'slow' ? lines() >= 2 : state() !== 'running');

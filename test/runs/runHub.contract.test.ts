@@ -53,7 +53,13 @@ class LocalHarness implements HubHarness {
    */
   private async reopened(runs: string, id: string): Promise<{ hub: RunHub; endedAt: string }> {
     const { events } = await this.hub.status(id);
-    const lines = () => readFileSync(join(runs, `${id}.jsonl`), 'utf8').split('\n').length - 1;
+    const lines = () => {
+      try {
+        return readFileSync(join(runs, `${id}.jsonl`), 'utf8').split('\n').length - 1;
+      } catch {
+        return 0; // its file not opened yet
+      }
+    };
     await eventually(() => lines() >= events);
     this.store.dead = true;
     await this.hub.close();
