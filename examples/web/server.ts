@@ -26,7 +26,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { RequestGuard, runHub, RunHubError, runsHandler, type RunHub, type RunsRequestHandler } from 'evosci-rx/runs';
+import {
+  RequestGuard,
+  requestTarget,
+  runHub,
+  RunHubError,
+  runsHandler,
+  type RequestTarget,
+  type RunHub,
+  type RunsRequestHandler,
+} from 'evosci-rx/runs';
 import { bundleForBrowser } from './bundle.js';
 import { DashboardHub, DashboardPolicy, type DashboardPolicyOptions } from './dashboardHub.js';
 
@@ -83,31 +92,40 @@ function isLoopback(host: string): boolean {
 }
 
 /** What a request for the page gets: its asset, once the guard the API also passes has let it in. */
-function servePage(guard: RequestGuard, assets: Map<string, Asset>, req: IncomingMessage, res: ServerResponse): void {
+function servePage(
+  guard: RequestGuard,
+  assets: Map<string, Asset>,
+  target: RequestTarget,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
   const answer = (status: number, body: string, type: string) => {
     res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
     res.end(body);
   };
-  const url = new URL(req.url ?? '/', 'http://localhost');
   try {
-    const cookie = guard.check(req, url);
+    const cookie = guard.check(req, { searchParams: target.query });
     if (cookie) res.setHeader('set-cookie', cookie);
   } catch (err) {
     const [status, error] =
       err instanceof RunHubError ? [err.status, err.message] : [500, 'the server failed to answer'];
     return answer(status, JSON.stringify({ error }), 'application/json; charset=utf-8');
   }
-  const asset = assets.get(url.pathname);
+  const asset = assets.get(target.path);
   if (asset && req.method === 'GET') return answer(200, asset.body, asset.type);
-  answer(404, JSON.stringify({ error: `nothing at ${url.pathname.slice(0, 200)}` }), 'application/json; charset=utf-8');
+  answer(404, JSON.stringify({ error: `nothing at ${target.path.slice(0, 200)}` }), 'application/json; charset=utf-8');
 }
 
-/** The API under `/runs`, the page everywhere else. */
+/**
+ * The API under `/runs`, the page everywhere else. A target that is neither
+ * a path nor an http URL (`GET http://[`) goes to the API too, which answers
+ * it 400: `new URL()` would throw on it, out of the server.
+ */
 function dashboardHandler(guard: RequestGuard, assets: Map<string, Asset>, api: RunsRequestHandler) {
   return (req: IncomingMessage, res: ServerResponse) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path === '/runs' || path.startsWith('/runs/')) return api(req, res);
-    servePage(guard, assets, req, res);
+    const target = requestTarget(req);
+    if (target === undefined || target.path === '/runs' || target.path.startsWith('/runs/')) return api(req, res);
+    servePage(guard, assets, target, req, res);
   };
 }
 

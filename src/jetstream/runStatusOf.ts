@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { RunErrorInfo, RunStatus } from '../runs/wire.js';
 import { clientsOf } from './wire/clients.js';
 import type { JetStreamLayout } from './wire/layout.js';
-import { RunHeaders, type SerializedError, type StatusRecord } from './wire/records.js';
+import { decodeRecord, RunHeaders, type SerializedError, type StatusRecord } from './wire/records.js';
 import { cancelStoredAt, readStatus, type StoredStatus } from './read/status.js';
 import { readSubmitted, type SubmittedRecord } from './write/submitted.js';
 
@@ -18,6 +18,8 @@ export interface RunRecords {
   readonly cancelRequestedAt: string | undefined;
   /** Whether the stream holds anything of it at all: read only when it has neither record. */
   readonly anything: boolean;
+  /** When the attempt that ended began: the `at` of its `started` record, read only for a run that ended. */
+  readonly startedAt?: string | undefined;
 }
 
 /** Reads a run's records: every call is the broker's, none is tried again. */
@@ -27,11 +29,25 @@ export async function readRunRecords(nc: NatsConnection, layout: JetStreamLayout
   if (!submitted && !last)
     return { submitted, stored, events: 0, cancelRequestedAt: undefined, anything: await anyRecord(nc, layout, id) };
   const live = last === undefined || last.record === 'started';
-  const [events, cancelRequestedAt] = await Promise.all([
+  const [events, cancelRequestedAt, startedAt] = await Promise.all([
     last?.record === 'started' ? eventsSoFar(nc, layout, id, last.attempt) : 0,
     live ? cancelStoredAt(nc, layout, id) : undefined,
+    last?.record === 'finished' ? startedAtOf(nc, layout, last.startSequence) : undefined,
   ]);
-  return { submitted, stored, events, cancelRequestedAt, anything: true };
+  return { submitted, stored, events, cancelRequestedAt, anything: true, startedAt };
+}
+
+/**
+ * The `at` of the `started` record an ended attempt's `finished` record
+ * names (none for a run that never started, or whose record the stream's
+ * limits removed): the finished record does not repeat it.
+ */
+async function startedAtOf(nc: NatsConnection, layout: JetStreamLayout, sequence: number): Promise<string | undefined> {
+  if (sequence <= 0) return undefined;
+  const jsm = await clientsOf(nc).manager();
+  const stored = await jsm.streams.getMessage(layout.eventsStream, { seq: sequence }).catch(() => null);
+  const record = stored ? decodeRecord(stored.data) : undefined;
+  return record?.record === 'started' ? record.at : undefined;
 }
 
 /**
@@ -65,16 +81,27 @@ function errorInfo(error: SerializedError): RunErrorInfo {
   };
 }
 
+/**
+ * The thread a run is in: the one its CLI reported at its exit, else the one
+ * it resumed, which it goes on in and which is known from its start.
+ */
+function threadIdOf(last: StatusRecord | undefined, submitted: SubmittedRecord | undefined): string | undefined {
+  const reported = last?.record === 'finished' ? (last.threadId ?? last.error?.threadId) : undefined;
+  return reported ?? submitted?.resume;
+}
+
 /** What a run's last status record (or, before any, its submitted record) says of it. */
 export function runStatusOf(runId: string, records: RunRecords): RunStatus {
-  const { submitted, events, cancelRequestedAt } = records;
+  const { submitted, events, cancelRequestedAt, startedAt } = records;
   const last: StatusRecord | undefined = records.stored?.record;
+  const threadId = threadIdOf(last, submitted);
   const base: RunStatus = {
     id: runId,
     state: 'queued',
     prompt: submitted?.prompt ?? (last?.record === 'started' ? (last.prompt ?? '') : ''),
     createdAt: submitted?.at ?? last?.at ?? new Date(0).toISOString(),
     events,
+    ...(threadId !== undefined && { threadId }),
     ...(submitted?.resume !== undefined && { resumed: submitted.resume }),
     ...(submitted?.metadata !== undefined && { metadata: submitted.metadata }),
     ...(cancelRequestedAt !== undefined && { cancelRequestedAt }),
@@ -83,8 +110,8 @@ export function runStatusOf(runId: string, records: RunRecords): RunStatus {
   if (last.record === 'started') return { ...base, state: 'running', startedAt: last.at };
   if (last.record === 'dead-letter')
     return { ...base, state: 'failed', endedAt: last.at, error: { name: 'DeadLetterError', message: last.reason } };
-  if (last.outcome === 'completed') return { ...base, state: 'completed', endedAt: last.at, events: last.events };
+  const ended = { ...base, ...(startedAt !== undefined && { startedAt }), endedAt: last.at, events: last.events };
+  if (last.outcome === 'completed') return { ...ended, state: 'completed' };
   const error = last.error === undefined ? { name: 'EvoSciError', message: 'the run failed' } : errorInfo(last.error);
-  const state = error.name === 'CancelledError' ? 'cancelled' : 'failed';
-  return { ...base, state, endedAt: last.at, events: last.events, error };
+  return { ...ended, state: error.name === 'CancelledError' ? 'cancelled' : 'failed', error };
 }

@@ -3,16 +3,16 @@
 // A hub opened again on the directory serves every finished run whole,
 // reports a run that was live as interrupted, and knows what it forgot.
 import { createWriteStream, statSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isLeft } from 'fp-ts/lib/Either.js';
-import { filter, map, type Observable } from 'rxjs';
+import { catchError, EMPTY, filter, map, throwError, type Observable } from 'rxjs';
 import { toJsonl } from '../events/decode/jsonl.js';
 import { DecodeIssue } from '../events/errors.js';
 import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import { fromJsonlFile } from '../files/fromJsonlFile.js';
 import type { FlowControl } from '../common/FlowControl.js';
-import { RunInterruptedError } from './errors.js';
+import { RunHubError, RunInterruptedError } from './errors.js';
 import { ForgottenLog } from './ForgottenLog.js';
 import { REMEMBERED_FORGOTTEN } from './ForgottenRuns.js';
 import { errorInfoOf } from './runEnd.js';
@@ -25,7 +25,7 @@ import {
   type RunStore,
 } from './RunStore.js';
 import { RUN_ID } from './runId.js';
-import type { IndexedEvent } from './wire.js';
+import type { IndexedEvent, RunStatus } from './wire.js';
 
 /** A run's events, appended to its file as they come; `close` resolves once they are all written. */
 class FileSink implements EventSink {
@@ -48,6 +48,11 @@ class FileSink implements EventSink {
     });
     return this.closed;
   }
+}
+
+/** What a reader of a run whose events file is gone gets: the server lost them. */
+function eventsLost(id: string, events: number): RunHubError {
+  return new RunHubError(`the ${events} events of run ${id} are lost: the hub's directory no longer has them`, 500);
 }
 
 /** The length of `text` up to and with its last newline: a line cut off by a crash is not kept. */
@@ -86,12 +91,10 @@ export class DirStore implements RunStore {
         continue;
       }
       const stored = await this.load(id, name);
-      if (stored)
-        runs.push(
-          stored.status.state === 'queued' || stored.status.state === 'running'
-            ? await this.interrupted(stored)
-            : stored,
-        );
+      if (!stored) continue;
+      const live = stored.status.state === 'queued' || stored.status.state === 'running';
+      if (!live) await this.checkEvents(stored.status);
+      runs.push(live ? await this.interrupted(stored) : stored);
     }
     runs.sort((a, b) =>
       a.status.createdAt < b.status.createdAt ? -1 : a.status.createdAt > b.status.createdAt ? 1 : 0,
@@ -117,7 +120,20 @@ export class DirStore implements RunStore {
     return new FileSink(this.eventsPath(id));
   }
 
-  read(id: string, after: number, flow: FlowControl | undefined): Observable<IndexedEvent> {
+  read({ id, events }: Pick<RunStatus, 'id' | 'events'>, after: number, flow: FlowControl | undefined) {
+    return this.readFile(id, after, flow).pipe(
+      // A run that never began has no file; one whose file is gone has lost what its status counts.
+      catchError((err: unknown) =>
+        (err as NodeJS.ErrnoException).code !== 'ENOENT'
+          ? throwError(() => err)
+          : events === 0
+            ? EMPTY
+            : throwError(() => eventsLost(id, events)),
+      ),
+    );
+  }
+
+  private readFile(id: string, after: number, flow: FlowControl | undefined): Observable<IndexedEvent> {
     return fromJsonlFile(this.eventsPath(id), {
       keepUnknown: true,
       flow,
@@ -149,6 +165,18 @@ export class DirStore implements RunStore {
     await Promise.all([rm(this.statusPath(id), { force: true }), rm(this.eventsPath(id), { force: true })]);
   }
 
+  /** Reports a finished run whose events file is gone: its readers will be told its events are lost. */
+  private async checkEvents({ id, events }: RunStatus): Promise<void> {
+    if (events === 0) return;
+    try {
+      await stat(this.eventsPath(id));
+    } catch {
+      this.onDiagnostic(
+        new DecodeIssue(0, '', `${id}.jsonl is missing from ${this.dir}: the ${events} events of run ${id} are lost`),
+      );
+    }
+  }
+
   /** A status file, if it holds a run of this id: anything else is reported and left alone. */
   private async load(id: string, name: string): Promise<StoredRun | undefined> {
     const text = await readFile(join(this.dir, name), 'utf8');
@@ -164,9 +192,14 @@ export class DirStore implements RunStore {
     return undefined;
   }
 
-  /** A run that was live when its process died: its events up to the last whole line, reported interrupted. */
+  /**
+   * A run that was live when its process died: its events up to the last
+   * whole line, reported interrupted, and ended when its files were last
+   * written (read before the cut changes them).
+   */
   private async interrupted(stored: StoredRun): Promise<StoredRun> {
     const { id } = stored.status;
+    const endedAt = await this.lastWritten(id);
     let events = 0;
     try {
       const whole = wholeLinesLength(await readFile(this.eventsPath(id)));
@@ -180,12 +213,30 @@ export class DirStore implements RunStore {
       ...stored.status,
       state: 'interrupted' as const,
       events,
-      endedAt: new Date().toISOString(),
+      endedAt,
       error: errorInfoOf(error),
     };
     const run = { ...stored, status };
     await this.save(run);
     return run;
+  }
+
+  /**
+   * When the hub last wrote the run's files: its last event (the events
+   * file), or its last status (started, or recorded) if later. The process
+   * died after that and wrote nothing more, so that is the closest time
+   * the directory knows of its end; the time of the restart is not it.
+   */
+  private async lastWritten(id: string): Promise<string> {
+    const times = await Promise.all(
+      [this.eventsPath(id), this.statusPath(id)].map((path) =>
+        stat(path).then(
+          (s) => s.mtimeMs,
+          () => 0,
+        ),
+      ),
+    );
+    return new Date(Math.max(...times)).toISOString();
   }
 
   private statusPath(id: string): string {

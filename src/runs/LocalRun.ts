@@ -1,11 +1,10 @@
 import { concat, defer, EMPTY, throwError, type Observable, type Subscriber, type Subscription } from 'rxjs';
 import { toJsonl } from '../events/decode/jsonl.js';
-import { CancelledError } from '../events/errors.js';
 import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import type { FlowControl } from '../common/FlowControl.js';
 import { run, type ExitInfo, type RunOptions } from '../process/run.js';
 import { RunInterruptedError } from './errors.js';
-import { errorOfStatus, runEndOf } from './runEnd.js';
+import { cancelledError, errorOfStatus, runEndOf } from './runEnd.js';
 import { RunLog } from './RunLog.js';
 import type { EventSink, RunStore, StoredRun } from './RunStore.js';
 import type { EndState, IndexedEvent, RunStatus } from './wire.js';
@@ -38,7 +37,8 @@ export class LocalRun {
   /** Its status, changed in place as the run goes (a store writes what it holds when it writes). */
   private readonly stored: StoredRun;
   private log: RunLog | undefined;
-  private readonly sink: EventSink;
+  /** Where its events are stored, opened as it begins: a run found in the store, or one that never began, holds no file open. */
+  private sink: EventSink | undefined;
   /** Its `run()`, made when it is prepared; none for a run found in the store. */
   private readonly events$: Observable<EvoEvent | UnknownEvent> | undefined;
   private subscription: Subscription | undefined;
@@ -47,7 +47,7 @@ export class LocalRun {
   private readonly exited: Promise<void>;
   private markExited!: () => void;
   private logBytes = 0;
-  /** The writes of its record, one after another (the first, then its end's): the last made is the last written. */
+  /** The writes of its record, one after another (the first, its start's, its end's): the last made is the last written. */
   private saving: Promise<void> = Promise.resolve();
 
   private constructor(
@@ -60,7 +60,6 @@ export class LocalRun {
     // First: options that `run()` refuses are refused before the run is recorded or a file opened.
     this.events$ = options && this.runOf(options);
     this.log = store.durable && stored.status.state !== 'running' ? undefined : new RunLog();
-    this.sink = store.events(stored.status.id);
     this.exited = new Promise<void>((resolve) => (this.markExited = resolve));
   }
 
@@ -109,7 +108,7 @@ export class LocalRun {
     const log = this.log;
     if (log) return log.read(after, flow, (subscriber) => this.endReader(subscriber));
     return concat(
-      this.store.read(this.id, after, flow),
+      this.store.read(this.stored.status, after, flow),
       defer(() => {
         const error = errorOfStatus(this.stored.status);
         return error ? throwError(() => error) : EMPTY;
@@ -124,7 +123,7 @@ export class LocalRun {
    */
   async cancel(): Promise<RunStatus> {
     if (this.ended) return this.status;
-    this.stop('cancelled', new CancelledError(`run ${this.id} was cancelled`));
+    this.stop('cancelled', cancelledError(this.id, this.phase === 'unborn' ? 'queued' : 'running'));
     await this.exited;
     await this.saving;
     return this.status;
@@ -154,6 +153,7 @@ export class LocalRun {
   begin(): void {
     if (this.phase !== 'unborn' || this.events$ === undefined) return;
     this.phase = 'spawning';
+    this.sink = this.store.events(this.id);
     const subscription = this.events$.subscribe({
       next: (event) => this.append(event),
       error: (err: unknown) => this.end(runEndOf(err).state, err),
@@ -172,6 +172,8 @@ export class LocalRun {
       onSpawn: (pid) => {
         if (this.phase === 'spawning') this.phase = 'running';
         this.stored.status.startedAt = new Date().toISOString();
+        // Stored now: a hub that dies before the run ends still says when it started.
+        this.saveStatus();
         options.onSpawn?.(pid);
       },
       onExit: (info) => this.onExit(info, options),
@@ -185,7 +187,7 @@ export class LocalRun {
 
   private append(event: EvoEvent | UnknownEvent): void {
     if (!this.store.durable) this.logBytes += Buffer.byteLength(toJsonl(event));
-    this.sink.append(event);
+    this.sink?.append(event);
     this.stored.status.events++;
     this.log?.append(event);
   }
@@ -211,6 +213,13 @@ export class LocalRun {
     this.saveEnd();
   }
 
+  /** Stores its status as it is now, after the writes before. */
+  private saveStatus(): void {
+    this.saving = this.saving.then(() =>
+      this.store.save(this.stored).catch((err: unknown) => this.hooks.onStoreError(err, this.id)),
+    );
+  }
+
   /** Stores the events, then the status that says the run ended; a durable store then serves later readers. */
   private saveEnd(): void {
     this.saving = this.saving.then(() => this.writeEnd());
@@ -218,7 +227,7 @@ export class LocalRun {
 
   private async writeEnd(): Promise<void> {
     try {
-      await this.sink.close();
+      await this.sink?.close();
       await this.store.save(this.stored);
       if (this.store.durable) this.log = undefined;
     } catch (err) {

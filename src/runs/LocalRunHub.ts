@@ -175,7 +175,8 @@ class LocalRunHub implements RunHub {
       prompt: request.prompt,
       createdAt: new Date().toISOString(),
       events: 0,
-      ...(request.resume !== undefined && { resumed: request.resume }),
+      // A run that resumes a thread goes on in it: its thread id is known from the start.
+      ...(request.resume !== undefined && { resumed: request.resume, threadId: request.resume }),
       ...(request.metadata !== undefined && { metadata: request.metadata }),
     };
     return { status, fingerprint, ...(key !== undefined && { idempotencyKey: key }) };

@@ -56,8 +56,12 @@ export interface RunHub {
   list(): Promise<readonly RunStatus[]>;
   /**
    * Stops a run (SIGINT, then SIGTERM and SIGKILL to its process group) and
-   * resolves with its status once it has ended. A run already ended is left
-   * as it is: cancelling is idempotent.
+   * resolves with its status: ended, or, where the run is stopped elsewhere
+   * (`jetStreamRunHub`: a queued run, or a worker that did not record the end
+   * within `cancelTimeoutMs`), still `queued` or `running` with the cancel
+   * pending in `cancelRequestedAt` (`runsHandler` answers 202). `runHub`
+   * resolves once the run has ended and its process is gone. A run already
+   * ended is left as it is: cancelling is idempotent.
    */
   cancel(id: string): Promise<RunStatus>;
   /** Stops every live run, waits until their processes are gone, and starts nothing more. */

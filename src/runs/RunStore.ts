@@ -57,9 +57,14 @@ export interface RunStore {
   open(): Promise<OpenedStore>;
   /** Records a run's status: when it is created, started and ended. */
   save(run: StoredRun): Promise<void>;
+  /** Opens where a run that begins stores its events. */
   events(id: string): EventSink;
-  /** A finished run's events after index `after` (durable stores only). */
-  read(id: string, after: number, flow: FlowControl | undefined): Observable<IndexedEvent>;
+  /**
+   * A finished run's events after index `after` (durable stores only). Errors
+   * with a `RunHubError` that says they are lost when the store no longer
+   * has the events its status counts.
+   */
+  read(run: Pick<RunStatus, 'id' | 'events'>, after: number, flow: FlowControl | undefined): Observable<IndexedEvent>;
   /** The size of a finished run's events, in bytes. */
   bytes(id: string): number;
   /** Forgets a run: a durable store records it as forgotten, then removes its events and status. */

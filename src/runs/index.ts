@@ -24,4 +24,5 @@ export { afterOf } from './lastEventId.js';
 export { toMessageEvents, type MessageEvent } from './toMessageEvents.js';
 export { runsHandler, type RunsHandlerOptions, type RunsRequestHandler } from './http/runsHandler.js';
 export { RequestGuard, type GuardOptions } from './http/RequestGuard.js';
+export { requestTarget, type RequestTarget } from './http/requestTarget.js';
 export { RunEnd, RunErrorInfo, RunState, RunStatus, StartRequest, type EndState, type IndexedEvent } from './wire.js';

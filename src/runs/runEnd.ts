@@ -2,7 +2,7 @@
 // and the `end` event say), and a `RunEnd` becomes the same error class on
 // the other side, so that `follow()` ends alike in the hub's process, over
 // SSE in a browser, and after a restart. No Node built-ins.
-import { DecodeError, EvoSciError, runErrorOf, type EvoSciErrorDetails } from '../events/errors.js';
+import { CancelledError, DecodeError, EvoSciError, runErrorOf, type EvoSciErrorDetails } from '../events/errors.js';
 import { RunInterruptedError } from './errors.js';
 import type { RunEnd, RunErrorInfo, RunStatus } from './wire.js';
 
@@ -17,6 +17,28 @@ export function errorInfoOf(error: unknown): RunErrorInfo {
     if (error.threadId !== undefined) info.threadId = error.threadId;
   }
   return info;
+}
+
+/**
+ * What a cancel stopped: a run before it started, one waiting to run again
+ * (its worker was lost), or one while it ran.
+ */
+export type CancelledWhile = 'queued' | 'requeued' | 'running';
+
+const CANCELLED_WHILE: Readonly<Record<CancelledWhile, string>> = {
+  queued: 'before it started',
+  requeued: 'before it ran again',
+  running: 'while it ran',
+};
+
+/**
+ * The error of a run cancelled on purpose, the same from every hub and to
+ * every reader: its message says what the cancel stopped, and it carries
+ * nothing more. The signals that stopped the process are the cancel's
+ * doing, and the thread the run reported is its status's `threadId`.
+ */
+export function cancelledError(id: string, stopped: CancelledWhile, cause?: unknown): CancelledError {
+  return new CancelledError(`run ${id} was cancelled ${CANCELLED_WHILE[stopped]}`, { cause });
 }
 
 /** How a run ended, from the error it ended with (`undefined`: it completed). */

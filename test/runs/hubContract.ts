@@ -1,6 +1,7 @@
 // What every run hub does, whatever keeps its runs: the same suite runs
-// against `runHub` (memory and a directory) and `jetStreamRunHub`.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+// against `runHub` (memory and a directory) and `jetStreamRunHub`, and the
+// statuses it reads are whole: every field, the same on every hub.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
@@ -12,13 +13,28 @@ import {
   UnknownRunError,
   type IndexedEvent,
   type RunHub,
+  type RunStatus,
 } from '../../src/runs/index.js';
-import { gone, isAlive } from '../support/processes.js';
+import { gone, isAlive, PATIENCE_MS } from '../support/processes.js';
 import { DEMO_EVENTS, request, scenarioRunOptions, spawnsIn } from './scenarios.js';
 
 /** A hub under test, its runs started by `scenarioRunOptions(dir)`. */
 export interface HubHarness {
   readonly hub: RunHub;
+  /** Keeps the runs started from now on from starting (their record held, or no worker taking them) until `release`. */
+  hold(): { release(): Promise<void> };
+  /**
+   * What becomes of a live run whose runner dies: it ends `interrupted`
+   * (its hub closed; a directory hub reopened after its process died), or
+   * it `runs again` (another worker takes it).
+   */
+  readonly afterCrash: 'interrupted' | 'runs again';
+  /**
+   * Its runner dies as a crash kills it, once the run's events so far are
+   * stored: resolves with the hub to ask now, and, where the hub can tell,
+   * when the run ended.
+   */
+  crash(id: string): Promise<{ hub: RunHub; endedAt?: string }>;
   close(): Promise<void>;
 }
 
@@ -26,6 +42,7 @@ export type OpenHub = (dir: string, runOptions: ReturnType<typeof scenarioRunOpt
 
 const indexes = (events: readonly IndexedEvent[]) => events.map((e) => e.index);
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+const ISO_DATE = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as string;
 
 /** Waits until a run's process started a grandchild and wrote its pid. */
 async function grandchildPid(dir: string): Promise<number> {
@@ -38,6 +55,41 @@ async function grandchildPid(dir: string): Promise<number> {
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** The run's status once `sign` holds of it (its last one, if it never does). */
+async function statusWhen(hub: RunHub, id: string, sign: (status: RunStatus) => boolean): Promise<RunStatus> {
+  const until = Date.now() + PATIENCE_MS;
+  let status = await hub.status(id);
+  while (!sign(status) && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    status = await hub.status(id);
+  }
+  return status;
+}
+
+/** The hub's runs once `sign` holds of them. */
+async function listedWhen(hub: RunHub, sign: (runs: readonly RunStatus[]) => boolean): Promise<readonly RunStatus[]> {
+  const until = Date.now() + PATIENCE_MS;
+  let runs = await hub.list();
+  while (!sign(runs) && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    runs = await hub.list();
+  }
+  return runs;
+}
+
+/** The status every hub reports of a run of `request(scenario)`, with these fields besides. */
+function statusOf(id: string, scenario: string, more: Partial<RunStatus>): RunStatus {
+  return {
+    id,
+    prompt: `a ${scenario} run`,
+    metadata: { scenario },
+    createdAt: ISO_DATE,
+    state: 'running',
+    events: 0,
+    ...more,
+  };
 }
 
 export function describeHubContract(name: string, open: OpenHub): void {
@@ -65,8 +117,17 @@ export function describeHubContract(name: string, open: OpenHub): void {
       expect(events.at(-1)!.event.type).toBe('done');
       const late = await lastValueFrom(hub.follow(id).pipe(toArray()));
       expect(late).toEqual(events);
-      const status = await hub.status(id);
-      expect(status).toMatchObject({ id, state: 'completed', events: DEMO_EVENTS, prompt: 'a demo run' });
+      // Ended at `done`; the thread comes as the process exits.
+      const status = await statusWhen(hub, id, (s) => s.threadId !== undefined);
+      expect(status).toEqual(
+        statusOf(id, 'demo', {
+          state: 'completed',
+          events: DEMO_EVENTS,
+          startedAt: ISO_DATE,
+          endedAt: ISO_DATE,
+          threadId: 'demo-thread',
+        }),
+      );
       expect(spawnsIn(dir)).toHaveLength(1);
     });
 
@@ -102,9 +163,21 @@ export function describeHubContract(name: string, open: OpenHub): void {
       const [spawn] = spawnsIn(dir);
       const status = await hub.cancel(id);
       expect(status.state).toBe('cancelled');
-      expect(status.error?.name).toBe('CancelledError');
-      expect(await reader).toBeInstanceOf(CancelledError);
-      await expect(lastValueFrom(hub.follow(id))).rejects.toThrow(CancelledError);
+      const cancelled = { name: 'CancelledError', message: `run ${id} was cancelled while it ran` };
+      expect(status.error).toEqual(cancelled);
+      expect(await reader).toEqual(new CancelledError(cancelled.message));
+      await expect(lastValueFrom(hub.follow(id))).rejects.toThrow(cancelled.message);
+      // The thread it printed as it stopped, stored once its exit reported it.
+      expect(await statusWhen(hub, id, (s) => s.threadId !== undefined)).toEqual(
+        statusOf(id, 'slow', {
+          state: 'cancelled',
+          events: 2,
+          startedAt: ISO_DATE,
+          endedAt: ISO_DATE,
+          error: cancelled,
+          threadId: 'slow-thread',
+        }),
+      );
       expect(await gone(spawn!.pid)).toBe(true);
       expect(await gone(child)).toBe(true);
       // Idempotent: the run stays as it ended.
@@ -123,10 +196,84 @@ export function describeHubContract(name: string, open: OpenHub): void {
       await lastValueFrom(hub.follow(id).pipe(take(2), toArray())).then((got) => events.push(...got));
       expect(indexes(events)).toEqual([0, 1]);
       const status = await hub.status(id);
-      expect(status.state).toBe('failed');
-      expect(status.error).toMatchObject({ name: 'ExitError', exitCode: 3 });
+      expect(status).toEqual(
+        statusOf(id, 'fail', {
+          state: 'failed',
+          events: 2,
+          startedAt: ISO_DATE,
+          endedAt: ISO_DATE,
+          error: { name: 'ExitError', message: (error as ExitError).shortMessage, exitCode: 3 },
+        }),
+      );
+      expect(status.error!.message).toMatch(/ exited with code 3$/);
       // Stderr stays on the server.
       expect(JSON.stringify(status)).not.toContain('ModelError');
+    });
+
+    it('cancels a run before it starts: it never starts, and ends cancelled with what was stopped', async () => {
+      const held = harness.hold();
+      const starting = hub.start(request('demo'));
+      const { id } = (await listedWhen(hub, (runs) => runs.length === 1))[0]!;
+      const cancelling = hub.cancel(id);
+      // Taken: ended at once, or stored, pending, for the worker that takes the run.
+      await statusWhen(hub, id, (s) => s.state === 'cancelled' || s.cancelRequestedAt !== undefined);
+      await held.release();
+      expect(await starting).toEqual({ id, created: true });
+      await cancelling;
+      await expect(lastValueFrom(hub.follow(id))).rejects.toThrow(`run ${id} was cancelled before it started`);
+      expect(await hub.status(id)).toEqual(
+        statusOf(id, 'demo', {
+          state: 'cancelled',
+          endedAt: ISO_DATE,
+          error: { name: 'CancelledError', message: `run ${id} was cancelled before it started` },
+        }),
+      );
+      expect(spawnsIn(dir)).toHaveLength(0);
+    });
+
+    it('knows the thread of a run that resumes one from its start', async () => {
+      const { id } = await hub.start({ ...request('slow'), resume: 'older-thread' });
+      await firstValueFrom(hub.follow(id, { after: 0 }));
+      expect(await hub.status(id)).toEqual(
+        statusOf(id, 'slow', {
+          events: 2,
+          startedAt: ISO_DATE,
+          threadId: 'older-thread',
+          resumed: 'older-thread',
+        }),
+      );
+      expect(spawnsIn(dir)[0]!.argv).toEqual(expect.arrayContaining(['--resume=older-thread']));
+      await hub.cancel(id);
+    });
+
+    it('ends a run whose runner died mid-run interrupted, with what it stored, or runs it again', async () => {
+      const { id } = await hub.start(request('gated'));
+      await firstValueFrom(hub.follow(id, { after: 0 }));
+      const { startedAt } = await hub.status(id);
+      const after = await harness.crash(id);
+      writeFileSync(join(dir, 'go'), '');
+      const status = await statusWhen(after.hub, id, (s) => s.endedAt !== undefined);
+      if (harness.afterCrash === 'interrupted') {
+        expect(status).toEqual(
+          statusOf(id, 'gated', {
+            state: 'interrupted',
+            events: 2,
+            startedAt,
+            endedAt: after.endedAt ?? ISO_DATE,
+            error: {
+              name: 'RunInterruptedError',
+              message: expect.stringMatching(`^run ${id} was interrupted: `) as string,
+            },
+          }),
+        );
+        expect(spawnsIn(dir)).toHaveLength(1);
+      } else {
+        expect(status).toEqual(
+          statusOf(id, 'gated', { state: 'completed', events: DEMO_EVENTS, startedAt: ISO_DATE, endedAt: ISO_DATE }),
+        );
+        expect(status.startedAt! > startedAt!).toBe(true);
+        expect(spawnsIn(dir)).toHaveLength(2);
+      }
     });
 
     it('refuses unknown ids and bad requests with errors a server maps', async () => {

@@ -79,9 +79,12 @@ describe('runsHandler mounted in', () => {
   });
 
   it('NestJS: the handler as middleware, and a controller of its own on toMessageEvents()', async () => {
+    // The README's route: the refusals come before the stream, while Nest can still answer with their status.
     class EventsController {
-      events(id: string, lastEventId?: string) {
-        return hub.follow(id, { after: afterOf(lastEventId) }).pipe(toMessageEvents());
+      async events(id: string, lastEventId?: string) {
+        const after = afterOf(lastEventId);
+        await hub.status(id);
+        return hub.follow(id, { after }).pipe(toMessageEvents());
       }
     }
     // The decorators as `@Controller('nest') … @Sse(':id/events')` apply them.
@@ -104,6 +107,7 @@ describe('runsHandler mounted in', () => {
     const resumed = await readSse(`${base}/nest/${id}/events`, { lastEventId: String(DEMO_EVENTS - 2) });
     expect(resumed.frames.map((f) => f.event ?? f.id)).toEqual([String(DEMO_EVENTS - 1), 'end']);
     expect((await readSse(`${base}/nest/nope/events`, { lastEventId: 'x' })).status).toBe(400);
+    expect((await readSse(`${base}/nest/nope/events`)).status).toBe(404);
     expect(spawnsIn(dir)).toHaveLength(1);
   });
 });

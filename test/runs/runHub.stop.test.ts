@@ -10,40 +10,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DirStore } from '../../src/runs/DirStore.js';
 import { runHubOn } from '../../src/runs/LocalRunHub.js';
 import { memoryStore } from '../../src/runs/MemoryStore.js';
-import type { RunStore, StoredRun } from '../../src/runs/RunStore.js';
 import { runHub, runsHandler, type RunHub } from '../../src/runs/index.js';
+import type { StoredRun } from '../../src/runs/RunStore.js';
 import type { RunStatus } from '../../src/runs/wire.js';
 import { request, scenarioRunOptions } from './scenarios.js';
 import { call } from './sseClient.js';
-
-/** A store whose `save`s wait, while `holding`, until the test lets them go. */
-class HoldingStore implements RunStore {
-  holding = false;
-  private readonly held: (() => void)[] = [];
-
-  constructor(private readonly inner: RunStore) {}
-
-  get durable(): boolean {
-    return this.inner.durable;
-  }
-
-  async save(run: StoredRun): Promise<void> {
-    if (this.holding) await new Promise<void>((resolve) => this.held.push(resolve));
-    return this.inner.save(run);
-  }
-
-  /** Lets every held save go on, and holds no more. */
-  release(): void {
-    this.holding = false;
-    for (const resolve of this.held.splice(0)) resolve();
-  }
-
-  open = () => this.inner.open();
-  events = (id: string) => this.inner.events(id);
-  read: RunStore['read'] = (...args) => this.inner.read(...args);
-  bytes = (id: string) => this.inner.bytes(id);
-  forget: RunStore['forget'] = (...args) => this.inner.forget(...args);
-}
+import { HoldingStore } from './holdingStore.js';
 
 /** Throws unless `pid` is gone: `kill(pid, 0)` fails with ESRCH (a zombie not yet reaped would still answer). */
 function expectGone(pid: number): void {

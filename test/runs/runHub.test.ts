@@ -1,7 +1,7 @@
 // What the embedded hub adds to the contract: its bounds, and a directory
 // that outlives the process.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +17,8 @@ import {
   runHub,
   type RunHub,
 } from '../../src/runs/index.js';
-import { gone } from '../support/processes.js';
+import type { StoredRun } from '../../src/runs/RunStore.js';
+import { eventually, gone } from '../support/processes.js';
 import { DEMO_EVENTS, request, scenarioRunOptions, spawnsIn } from './scenarios.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -28,6 +29,31 @@ async function listed(hub: RunHub, ids: readonly string[]): Promise<boolean> {
   for (let tries = 0; tries < 1200 && !(await same()); tries++) await new Promise((r) => setTimeout(r, 25));
   return same();
 }
+
+/**
+ * Starts a run in a hub of its own process on `runs` (see hubProcess.ts),
+ * SIGKILLs that process once the directory holds what it waits for, and
+ * resolves with the run's id once its CLI is gone too (its lifeline).
+ */
+async function runInKilledHub(dir: string, runs: string, ...scenario: string[]): Promise<string> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/runs/hubProcess.ts', dir, runs, ...scenario], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve) => child.stdout.setEncoding('utf8').once('data', resolve));
+  const { id } = JSON.parse(line) as { id: string };
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+  expect(await gone(spawnsIn(dir)[0]!.pid)).toBe(true);
+  return id;
+}
+
+/** When the hub last wrote a run's files. */
+const lastWritten = (runs: string, id: string) =>
+  Math.max(...[`${id}.jsonl`, `${id}.json`].map((name) => statSync(join(runs, name)).mtimeMs));
+
+const ISO_DATE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 /** A run's events as the JSONL a reader is sent. */
 const jsonlOf = (hub: RunHub, id: string) =>
@@ -111,22 +137,19 @@ describe('runHub', () => {
 
   it('reports a run whose process was killed mid-way as interrupted, with the events it stored', async () => {
     const runs = join(dir, 'runs');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/runs/hubProcess.ts', dir, runs], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const line = await new Promise<string>((resolve) => child.stdout.setEncoding('utf8').once('data', resolve));
-    const { id } = JSON.parse(line) as { id: string };
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
     // The lifeline stops the CLI once its hub is gone.
-    expect(await gone(spawnsIn(dir)[0]!.pid)).toBe(true);
+    const id = await runInKilledHub(dir, runs);
+    const diedBy = lastWritten(runs, id);
+    // Past it: a hub that took the time it opened for the run's end would say another.
+    await eventually(() => Date.now() > diedBy + 5);
     const issues: DecodeIssue[] = [];
     writeFileSync(join(runs, 'not-a-run.json'), '{"status": 1}');
     const hub = await runHub({ runOptions: scenarioRunOptions(dir), dir: runs, onDiagnostic: (i) => issues.push(i) });
     const status = await hub.status(id);
     expect(status).toMatchObject({ state: 'interrupted', events: 2, error: { name: 'RunInterruptedError' } });
+    // It started, and it ended when its hub last wrote anything of it.
+    expect(status.startedAt).toMatch(ISO_DATE);
+    expect(status.endedAt).toBe(new Date(diedBy).toISOString());
     const read: number[] = [];
     const error = await lastValueFrom(hub.follow(id).pipe(tap(({ index }) => read.push(index)))).catch(
       (err: unknown) => err,
@@ -137,6 +160,44 @@ describe('runHub', () => {
     expect(JSON.parse(readFileSync(join(runs, `${id}.json`), 'utf8'))).toMatchObject({
       status: { state: 'interrupted' },
     });
+    await hub.close();
+  });
+
+  it.each([
+    ['a new run', undefined],
+    ['a resumed run', 'older-thread'],
+  ])(
+    "keeps %s completed when its hub is killed between done and the CLI's exit, with the thread it knew",
+    async (_, resume) => {
+      const runs = join(dir, 'runs');
+      const id = await runInKilledHub(dir, runs, 'lingers', ...(resume === undefined ? [] : [resume]));
+      const hub = await runHub({ runOptions: scenarioRunOptions(dir), dir: runs });
+      const status = await hub.status(id);
+      expect(status).toMatchObject({
+        state: 'completed',
+        events: DEMO_EVENTS,
+        startedAt: expect.stringMatching(ISO_DATE),
+      });
+      // A new run's thread is printed only at the exit that never came; a resumed one's was known from its start.
+      expect(status.threadId).toBe(resume);
+      expect(status.resumed).toBe(resume);
+      expect((await lastValueFrom(hub.follow(id).pipe(toArray()))).at(-1)!.event.type).toBe('done');
+      await hub.close();
+    },
+  );
+
+  it('writes the thread its CLI reports at exit, after done, to the status file', async () => {
+    const runs = join(dir, 'runs');
+    const options = scenarioRunOptions(dir);
+    const hub = await runHub({ runOptions: (r) => ({ ...options(r), lingerMs: 60_000 }), dir: runs });
+    const { id } = await hub.start(request('lingers'));
+    await lastValueFrom(hub.follow(id));
+    const statusFile = () => (JSON.parse(readFileSync(join(runs, `${id}.json`), 'utf8')) as StoredRun).status;
+    expect(await eventually(() => statusFile().state === 'completed')).toBe(true);
+    expect(statusFile().threadId).toBeUndefined();
+    writeFileSync(join(dir, 'exit'), '');
+    expect(await eventually(() => statusFile().threadId === 'lingered-thread')).toBe(true);
+    expect(await hub.status(id)).toMatchObject({ state: 'completed', threadId: 'lingered-thread' });
     await hub.close();
   });
 });

@@ -14,8 +14,12 @@ export const DEMO_EVENTS = readFileSync(DEMO, 'utf8')
 
 /**
  * Scenarios: `demo` completes (`paced`: an event every 10 ms; `gated`: its
- * first two events, then the rest once the file `go` is in the dir), `fail` exits 3 after two events, `slow` writes two events and waits to be stopped. */
-export type Scenario = 'demo' | 'paced' | 'gated' | 'fail' | 'slow';
+ * first two events, then the rest once the file `go` is in the dir;
+ * `lingers`: whole, then, as EvoSci saves its memory after `done`, waits for
+ * the file `exit` before it prints its thread and exits), `fail` exits 3
+ * after two events, `slow` writes two events and waits to be stopped.
+ */
+export type Scenario = 'demo' | 'paced' | 'gated' | 'lingers' | 'fail' | 'slow';
 
 function steps(scenario: Scenario, dir: string): FakeStep[] {
   const start: FakeStep = { record: join(dir, 'spawns.jsonl'), append: true };
@@ -27,6 +31,8 @@ function steps(scenario: Scenario, dir: string): FakeStep[] {
       return [start, { transcript: DEMO, delayMs: 10 }];
     case 'gated':
       return [start, two, { waitForFile: join(dir, 'go') }, { transcript: DEMO, from: 2 }];
+    case 'lingers':
+      return [start, { transcript: DEMO }, { waitForFile: join(dir, 'exit') }, { resumeHint: 'lingered-thread' }];
     case 'fail':
       return [start, two, { stderr: 'Traceback: ModelError' }, { exit: 3 }];
     case 'slow':
@@ -40,11 +46,19 @@ function steps(scenario: Scenario, dir: string): FakeStep[] {
   }
 }
 
-/** `runOptions` for a hub or a worker: the scenario the request names, in `dir`. */
-export function scenarioRunOptions(dir: string): (request: Pick<StartRequest, 'prompt' | 'metadata'>) => RunOptions {
+/** `runOptions` for a hub or a worker: the scenario the request names, in `dir`, resuming the thread it names. */
+export function scenarioRunOptions(
+  dir: string,
+): (request: Pick<StartRequest, 'prompt' | 'metadata' | 'resume'>) => RunOptions {
   return (request) => {
     const scenario = (request.metadata?.['scenario'] ?? 'demo') as Scenario;
-    return { prompt: request.prompt, killGraceMs: 2000, lingerMs: 5000, ...fakeEvoSci(steps(scenario, dir)) };
+    return {
+      prompt: request.prompt,
+      killGraceMs: 2000,
+      lingerMs: 5000,
+      ...(request.resume !== undefined && { resume: request.resume }),
+      ...fakeEvoSci(steps(scenario, dir)),
+    };
   };
 }
 

@@ -49,6 +49,9 @@ export type StartedRecord = t.TypeOf<typeof StartedRecord>;
  * the attempt in progress (its CLI stopped); `queued`, a run no attempt was
  * running (never started: then `attempt` and `startSequence` are 0; or
  * waiting to run again after its worker died: then they are that attempt's).
+ * `threadId` is the thread the CLI reported as it exited, which EvoSci does
+ * after `done`: the worker then stores the record again, the same with
+ * `threadId` (records written before it was added have none).
  */
 export const FinishedRecord = t.intersection([
   t.type({
@@ -66,6 +69,7 @@ export const FinishedRecord = t.intersection([
     error: SerializedError,
     worker: t.string,
     cancelled: t.union([t.literal('queued'), t.literal('running')]),
+    threadId: t.string,
   }),
 ]);
 export type FinishedRecord = t.TypeOf<typeof FinishedRecord>;

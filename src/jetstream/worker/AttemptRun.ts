@@ -9,6 +9,7 @@ import type { RequestDelivery } from './RequestDelivery.js';
 import { RequestLease } from './RequestLease.js';
 import { cancelRequested, supersedingError } from '../read/status.js';
 import type { StartGate } from './StartGate.js';
+import type { ThreadRecord } from './ThreadRecord.js';
 import type { RunRequest } from '../wire/runRequest.js';
 import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
 
@@ -70,8 +71,8 @@ export class AttemptRun {
     return this.attempt.request.runId;
   }
 
-  /** Runs `events$`, the gated run of `prompt`, into the run's attempt subject. */
-  start(prompt: string, events$: Observable<EvoEvent>): void {
+  /** Runs `events$`, the gated run of `prompt`, into the run's attempt subject; `thread` hears of its `finished` record. */
+  start(prompt: string, events$: Observable<EvoEvent>, thread: ThreadRecord): void {
     const { nc, settings, cancels, hooks } = this.context;
     const { runId, gate } = this;
     this.unhold = cancels.hold(runId, () => gate.cancel());
@@ -95,7 +96,10 @@ export class AttemptRun {
               .catch((err: unknown) =>
                 this.abandon(brokerError(nc, `could not check for a cancel of run ${runId}`, err)),
               ),
-          onFinished: (record) => (this.recorded = record),
+          onFinished: (record) => {
+            this.recorded = record;
+            thread.finished(record);
+          },
         }),
       )
       .subscribe({ error: (error: unknown) => this.settle(error), complete: () => this.settle() });

@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Observable } from 'rxjs';
 import type { EvoEvent } from '../../events/codecs.js';
+import type { ExitInfo } from '../../process/run.js';
 import { AttemptRun, type Attempt, type WorkerHooks } from './AttemptRun.js';
 import { recordQueuedCancel } from './cancelled.js';
 import type { CancelWatch } from './CancelWatch.js';
@@ -11,6 +12,7 @@ import { encodeRecord, RunHeaders, type DeadLetterRecord } from '../wire/records
 import { parseRequest, refusedField, requestRunOptions } from './requests.js';
 import { cancelRequested, readStatus, requestPending, type StoredStatus } from '../read/status.js';
 import { StartGate } from './StartGate.js';
+import { ThreadRecord } from './ThreadRecord.js';
 import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
 import type { RequestDelivery } from './RequestDelivery.js';
 
@@ -139,12 +141,17 @@ export class RequestHandler {
     if (this.hooks.isStopped()) return msg.nak();
     const { runId } = attempt.request;
     const gate = new StartGate();
+    const thread = new ThreadRecord(this.nc, this.settings, runId);
     let prompt: string;
     let events$: Observable<EvoEvent>;
     try {
       const runOptions = requestRunOptions(this.settings, attempt.request, attempt.number);
       prompt = runOptions.prompt;
-      events$ = gate.hold(runOptions);
+      const onExit = (info: ExitInfo) => {
+        thread.exited(info.threadId);
+        runOptions.onExit?.(info);
+      };
+      events$ = gate.hold({ ...runOptions, onExit }, runId, attempt.number);
       const { pipeRun } = this.settings;
       const headers = requestHeadersOf(msg.headers);
       if (pipeRun) events$ = pipeRun(events$, { runId, attempt: attempt.number, headers });
@@ -156,7 +163,7 @@ export class RequestHandler {
     const context = { nc: this.nc, settings: this.settings, hooks: this.hooks, cancels: this.cancels };
     const run = new AttemptRun(context, msg, attempt, gate, () => this.active.delete(msg.seq));
     this.active.set(msg.seq, run);
-    run.start(prompt, events$);
+    run.start(prompt, events$, thread);
     await run.settled;
   }
 

@@ -1,8 +1,9 @@
-import { defer, switchMap, type Observable } from 'rxjs';
+import { catchError, defer, switchMap, throwError, type Observable } from 'rxjs';
 import type { EvoEvent } from '../../events/codecs.js';
 import { FlowControl } from '../../common/FlowControl.js';
 import { run, type RunOptions } from '../../process/run.js';
-import { CancelRequest } from '../wire/cancelRequest.js';
+import { cancelledError } from '../../runs/runEnd.js';
+import { CancelRequest, cancelPhaseOf } from '../wire/cancelRequest.js';
 
 /**
  * Holds one attempt's CLI until the attempt's `started` record is stored and
@@ -11,7 +12,8 @@ import { CancelRequest } from '../wire/cancelRequest.js';
  * after it is delivered to the worker, which calls `cancel`. Either way
  * `run()` ends with a `CancelledError` whose cause is a `CancelRequest`:
  * before its CLI started, or after stopping it as unsubscribing does
- * (SIGINT, then SIGTERM and SIGKILL on its process group).
+ * (SIGINT, then SIGTERM and SIGKILL on its process group). That error says
+ * what the cancel stopped as every run hub says it (`cancelledError`).
  */
 export class StartGate {
   /**
@@ -29,11 +31,17 @@ export class StartGate {
     this.opened = new Promise<void>((resolve) => (this.open = resolve));
   }
 
-  /** `run()` of these options (checked now), its CLI started once `admit` lets it, stopped by `cancel`. */
-  hold(options: RunOptions): Observable<EvoEvent> {
+  /**
+   * `run()` of these options (checked now) for attempt `attempt` of run
+   * `runId`, its CLI started once `admit` lets it, stopped by `cancel`.
+   */
+  hold(options: RunOptions, runId: string, attempt: number): Observable<EvoEvent> {
     const signal = options.signal ? AbortSignal.any([options.signal, this.abort.signal]) : this.abort.signal;
     const run$ = run({ ...options, signal, lifeline: true, flow: this.flow });
-    return defer(() => this.opened).pipe(switchMap(() => run$));
+    return defer(() => this.opened).pipe(
+      switchMap(() => run$),
+      catchError((err: unknown) => throwError(() => cancelledAs(err, runId, attempt))),
+    );
   }
 
   /**
@@ -51,4 +59,12 @@ export class StartGate {
   cancel(): void {
     if (!this.abort.signal.aborted) this.abort.abort(new CancelRequest(this.admitted ? 'running' : 'queued'));
   }
+}
+
+/** The error of a run this gate's cancel stopped, as a hub says it (its cause still the `CancelRequest`); any other as it is. */
+function cancelledAs(error: unknown, runId: string, attempt: number): unknown {
+  const phase = cancelPhaseOf(error);
+  if (phase === undefined) return error;
+  const stopped = phase === 'running' ? 'running' : attempt > 1 ? 'requeued' : 'queued';
+  return cancelledError(runId, stopped, (error as Error).cause);
 }

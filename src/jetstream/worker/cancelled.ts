@@ -2,7 +2,7 @@
 // stopped, and the end of a run that no attempt was running.
 import { randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { CancelledError } from '../../events/errors.js';
+import { cancelledError } from '../../runs/runEnd.js';
 import { StatusMovedError } from '../wire/errors.js';
 import { publishStored } from '../write/publishStored.js';
 import { encodeRecord, RunHeaders, serializeError, type FinishedRecord } from '../wire/records.js';
@@ -31,9 +31,7 @@ export async function recordQueuedCancel(
     events: 0,
     startSequence: last ? status!.sequence : 0,
     outcome: 'failed',
-    error: serializeError(
-      new CancelledError(`run ${runId} was cancelled before ${last ? 'it ran again' : 'it started'}`),
-    ),
+    error: serializeError(cancelledError(runId, last ? 'requeued' : 'queued')),
     cancelled: 'queued',
     worker: settings.worker,
   };
