@@ -6,7 +6,9 @@ import type { IncomingMessage } from 'node:http';
 
 /** A request target read: its path (still percent-encoded), its query, and the authority an absolute form names. */
 export interface RequestTarget {
+  /** The path, still percent-encoded (`/runs/abc/events`). */
   readonly path: string;
+  /** The query's parameters (`after`, `token`). */
   readonly query: URLSearchParams;
   /** `host[:port]` of an absolute-form target (`GET http://host/runs`), which stands for the `Host` header. */
   readonly authority: string | undefined;
