@@ -197,6 +197,17 @@ export class OrderedReader {
     this.fail(new BrokerError(`stopped reading ${this.target.filter}: ${why}`, { cause }));
   }
 
+  /** Reports a try again to `onRetrying`; `false` if that threw, which ends this reader. */
+  private say(error: BrokerError): boolean {
+    try {
+      this.retry.report(error);
+      return true;
+    } catch (err) {
+      this.fail(err);
+      return false;
+    }
+  }
+
   private fail(err: unknown): void {
     if (this.stopped) return;
     this.stop();
@@ -211,10 +222,31 @@ export class OrderedReader {
     await this.reopen(`its consumer on ${server ?? 'its server'} ${why}`, new Set(server ? [server] : []));
   }
 
+  /**
+   * A connection lost is said, and given up on after `giveUpAfterMs` (the
+   * client may try to reconnect for ever, to a server that is gone); made
+   * again, it gets a new consumer.
+   */
   private async followReconnects(): Promise<void> {
-    for await (const event of this.status) {
-      if (this.stopped) break;
-      if (event.type === 'reconnect') await this.reopen(`the connection was made again to ${serverOf(this.nc)}`);
+    const { giveUpAfterMs } = this.settings;
+    let away: ReturnType<typeof setTimeout> | undefined;
+    try {
+      for await (const event of this.status) {
+        if (this.stopped) break;
+        if (event.type === 'disconnect' && away === undefined) {
+          if (!this.say(new BrokerError(`lost the connection to ${event.server}; reading again once it is back`)))
+            break;
+          // A timer's longest wait: past it, never.
+          if (giveUpAfterMs <= 2 ** 31 - 1)
+            away = setTimeout(() => this.end(`no connection for ${giveUpAfterMs} ms`, undefined), giveUpAfterMs);
+        } else if (event.type === 'reconnect') {
+          clearTimeout(away);
+          away = undefined;
+          await this.reopen(`the connection was made again to ${serverOf(this.nc)}`);
+        }
+      }
+    } finally {
+      clearTimeout(away);
     }
   }
 
@@ -227,8 +259,8 @@ export class OrderedReader {
     const from: FollowStart = this.position === undefined ? this.start : { from: 'sequence', sequence: this.position };
     const where = from.from === 'sequence' ? `stream sequence ${from.sequence}` : `its ${from.from}`;
     const going = () => !this.stopped && mine === this.generation;
+    if (!this.say(new BrokerError(`reading ${this.target.filter} again from ${where}: ${why}`))) return;
     try {
-      this.retry.report(new BrokerError(`reading ${this.target.filter} again from ${where}: ${why}`));
       await this.retry.call(this.what, () => this.open(from, avoid, mine), going);
     } catch (err) {
       if (going()) this.fail(err);

@@ -107,7 +107,7 @@ export function lookupError(nc: NatsConnection, what: string, cause: unknown): B
   const code = apiErrorOf(cause)?.code;
   let why = message;
   if (code === STREAM_NOT_FOUND) why = `${message} (has ensureStreams run?)`;
-  else if (code === UNAVAILABLE) why = `${message}: no leader (an election, or a server away)`;
+  else if (code === UNAVAILABLE) why = `${message}: no leader (a leader being elected, or a server away)`;
   else if ((cause as Error)?.name === 'TimeoutError')
     why = 'timed out: no answer in time (a leader being elected, or a server away)';
   return new BrokerError(`${what} on ${serverOf(nc)}: ${why}`, { cause });

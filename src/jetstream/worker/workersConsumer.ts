@@ -22,7 +22,11 @@ export async function workersConsumer(
   try {
     return await retried(nc, () => setUp(nc, layout, ackWaitMs), Date.now() + retryForMs);
   } catch (err) {
-    throw lookupError(nc, `could not set up consumer ${layout.workersConsumer} of stream ${layout.requestsStream}`, err);
+    throw lookupError(
+      nc,
+      `could not set up consumer ${layout.workersConsumer} of stream ${layout.requestsStream}`,
+      err,
+    );
   }
 }
 
