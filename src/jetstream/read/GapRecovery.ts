@@ -12,7 +12,7 @@ import { servingReplicas } from './placement.js';
  * this reader has not read. Once every server that serves the stream was
  * read (one only, without a cluster), the gap is the stream's: the reader
  * ends saying where it read, and naming the stream's limits only when they
- * could have removed the messages (its first message is past them).
+ * could have removed the messages (the stream now begins past them).
  */
 export class GapRecovery {
   /** The stream sequence of the last message taken in order. */
@@ -58,7 +58,7 @@ export class GapRecovery {
     );
     const limits =
       first !== undefined && first > from
-        ? `; the stream's first message is now ${first}: its limits (age, messages, bytes) removed those before it`
+        ? `; the stream now begins at message ${first}: those before were removed (its limits, or a purge)`
         : '';
     const servers = following.servers;
     return new BrokerError(`${what}${limits}${servers.length > 0 ? `; read on ${servers.join(', ')}` : ''}`);

@@ -324,5 +324,5 @@ function failureOf(record: FinishedRecord): EvoSciError {
 
 /** What a run read from its start lacks when its attempt's `started` record is not in the stream. */
 function startGone(runId: string, attempt: number, stream: string): string {
-  return `run ${runId}: the started record of attempt ${attempt} is not in stream ${stream}, so the attempt cannot be read from its start`;
+  return `run ${runId}: the started record of attempt ${attempt} is no longer in stream ${stream}, so the attempt cannot be read from its start`;
 }
