@@ -1,13 +1,31 @@
 // Where a reader's consumer lives. In a cluster JetStream puts an ordered
 // consumer (one replica) on any server that holds the stream, the leader or a
 // follower, and it reads that server's copy: one that is behind, or that skipped
-// messages it was sent while it caught up, gives a reader less than the stream holds.
+// messages it was sent while it caught up, gives a reader less than the stream
+// holds. A server that is down is among them: its consumer is never made.
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { Consumer, MsgRequest, OrderedConsumerOptions, StreamInfo } from '@nats-io/jetstream';
+import {
+  jetstream,
+  type Consumer,
+  type JetStreamClient,
+  type MsgRequest,
+  type OrderedConsumerOptions,
+  type StreamInfo,
+} from '@nats-io/jetstream';
 import { clientsOf } from '../wire/clients.js';
+import { DEFAULTS } from '../wire/defaults.js';
 
 /** Tries at placing a consumer away from the servers to avoid, before taking where it lands. */
 const PLACEMENT_TRIES = 6;
+
+const readerClients = new WeakMap<NatsConnection, JetStreamClient>();
+
+/** The JetStream client readers make their consumers with: it waits `consumerCreateTimeoutMs` for each. */
+function readerClient(nc: NatsConnection): JetStreamClient {
+  let js = readerClients.get(nc);
+  if (!js) readerClients.set(nc, (js = jetstream(nc, { timeout: DEFAULTS.consumerCreateTimeoutMs })));
+  return js;
+}
 
 /** A consumer made, and the server it is on (`undefined` where the answer does not say). */
 export interface Placed {
@@ -40,7 +58,7 @@ export async function placeOrdered(
   // Nowhere else to go (one replica, or the others behind): wherever it lands.
   if (avoid.size > 0 && !(await servingReplicas(nc, stream)).servers.some((s) => !avoid.has(s))) avoid = new Set();
   for (let tries = 1; ; tries++) {
-    const consumer = await clientsOf(nc).js.consumers.get(stream, { ...config });
+    const consumer = await readerClient(nc).consumers.get(stream, { ...config });
     const server = await serverOfConsumer(consumer);
     if (server === undefined || !avoid.has(server) || tries >= PLACEMENT_TRIES) return { consumer, server };
     void consumer.delete().catch(() => undefined);

@@ -33,6 +33,12 @@ export const DEFAULTS = {
    * is read again elsewhere.
    */
   idleHeartbeatMs: 5000,
+  /**
+   * How long a reader waits for a consumer to be made. A cluster puts a
+   * reader's consumer on any server that holds the stream, one that is down
+   * included, and then never answers: a short wait, and another try.
+   */
+  consumerCreateTimeoutMs: 2000,
   /** How long a reader tries to reach its stream again (a leader elected, a server back) before it errors. */
   readerGiveUpAfterMs: 60_000,
   /**

@@ -1,24 +1,25 @@
 // Readers of live runs on a three-server cluster when the events stream's
-// leader is killed (SIGKILL) and stays down: a reader whose consumer was on
-// that server must notice (its heartbeats stop) and make it again elsewhere,
-// not wait for ever with its own connection up.
+// leader is killed (SIGKILL) and stays down: a reader (`fromJetStream`,
+// `watchRuns`, a hub's `follow`) whose consumer was on that server must
+// notice (its heartbeats stop) and make it again elsewhere, not wait for ever
+// with its own connection up.
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../../src/events/codecs.js';
-import { ensureStreams } from '../../../src/jetstream/index.js';
+import { ensureStreams, jetStreamRunHub } from '../../../src/jetstream/index.js';
 import { NatsCluster } from '../../support/natsCluster.js';
 import { uniquePrefix } from '../support.js';
 import {
   describeReader,
   finishedOf,
   paced,
+  ReaderLog,
   runReader,
   settled,
   spread,
   statusReader,
   until,
   writeRun,
-  type ReaderLog,
 } from './readersSupport.js';
 
 const RUNS = 8;
@@ -73,6 +74,10 @@ describe('readers of a cluster whose stream leader is killed', () => {
     );
     const watcher = statusReader(onOthers[0]!, prefix);
     await Promise.all(readers.map((r) => r.until((events) => events.length >= 5)));
+    // A hub's followers (of runs it knows by now) read through fromJetStream too.
+    const hub = jetStreamRunHub(onOthers[1]!, { prefix });
+    const followers = ['k1', 'k5'].map((id) => new ReaderLog(id, () => hub.follow(id)));
+    await Promise.all(followers.map((r) => r.until((events) => events.length >= 1)));
     // JetStream puts each reader's consumer on a server at random: more readers until some are on the leader.
     for (let extra = 0; extra < 24; extra++) {
       const places = await cluster.consumerPlaces(stream, others[0]!);
@@ -85,19 +90,21 @@ describe('readers of a cluster whose stream leader is killed', () => {
     const killedAt = Date.now();
     let watchedAt = NaN;
     const watched = watcher.until((records) => finishedOf(records, ids).length === RUNS).then((at) => (watchedAt = at));
-    await settled([...readers.map((r) => r.ended), watched, stranded.ended, ...written], BOUND_MS);
+    await settled([...[...readers, ...followers].map((r) => r.ended), watched, stranded.ended, ...written], BOUND_MS);
     watcher.stop();
     const lag = readers.map((r) => (r.endedAt ?? NaN) - (stored.get(r.runId!) ?? NaN));
     console.log(
       `leader ${leaderName} killed: ${readers.length} readers ended ${spread(readers.map((r) => (r.endedAt ?? NaN) - killedAt))}` +
         ` after the kill, ${spread(lag)} after their run's end was stored;` +
         ` ${readers.filter((r) => r.retries.length > 0).length} reported retrying;` +
+        ` the hub's followers ended ${spread(followers.map((r) => (r.endedAt ?? NaN) - killedAt))} after it;` +
         ` watchRuns had every end ${(watchedAt - killedAt) / 1000} s after the kill;` +
         ` a reader without a connection errored ${((stranded.endedAt ?? NaN) - killedAt) / 1000} s after the kill`,
     );
-    const open = readers.filter((r) => r.endedAt === undefined).map(describeReader);
+    const all = [...readers, ...followers];
+    const open = all.filter((r) => r.endedAt === undefined).map(describeReader);
     expect(open, 'readers still waiting, in silence').toEqual([]);
-    expect(readers.filter((r) => r.error || r.items.length !== EVENTS).map(describeReader)).toEqual([]);
+    expect(all.filter((r) => r.error || r.items.length !== EVENTS).map(describeReader)).toEqual([]);
     expect(finishedOf(watcher.items, ids)).toEqual(ids);
     // Its connection never came back: it said so, then gave up, clearly.
     expect(stranded.retries[0]).toMatch(/^lost the connection to .*; reading again once it is back$/);
