@@ -7,7 +7,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { freePort, jetStreamAnswers, missingNatsServer, natsServerBinary } from './natsServer.js';
 import { TcpProxy } from './tcpProxy.js';
 
@@ -70,12 +70,19 @@ type Routes = ReadonlyMap<string, TcpProxy>;
 
 const routeKey = (from: number, to: number) => `${from}>${to}`;
 
+/** Where servers say their routes are: port 1, where nothing listens, so that no route bypasses the proxies. */
+const DEAD_ROUTE = '127.0.0.1:1';
+
 /**
  * A cluster of nats-servers with JetStream, each on its own loopback ports
  * and store. Each server solicits a route to every other through a proxy of
  * its own (JetStream wants every server to have configured routes; of the
- * two routes of a pair, the servers keep one); `no_advertise` keeps servers
- * from gossiping their route addresses, so no route goes around a proxy.
+ * two routes of a pair, the servers keep one). A server tells the others of
+ * a new peer, and they connect to the route address it advertises: that
+ * would be a route around the proxies, which cutting them leaves up, so each
+ * advertises a port where nothing listens (`DEAD_ROUTE`), and only the routes
+ * through the proxies are made. `no_advertise` keeps clients to the servers
+ * they were given.
  */
 export class NatsCluster {
   private constructor(
@@ -84,7 +91,25 @@ export class NatsCluster {
     private readonly store: string,
   ) {}
 
+  /**
+   * Starts the servers and waits until JetStream answers on each. A port taken
+   * by another process between its choice and its use (tests run side by side)
+   * fails a start: it is tried again on new ports, up to three times.
+   */
   static async start(options: NatsClusterOptions = {}): Promise<NatsCluster> {
+    for (let tries = 1; ; tries++) {
+      const cluster = await NatsCluster.spawn(options);
+      try {
+        await cluster.ready(cluster.nodes);
+        return cluster;
+      } catch (err) {
+        await cluster.dispose();
+        if (tries >= 3) throw err;
+      }
+    }
+  }
+
+  private static async spawn(options: NatsClusterOptions): Promise<NatsCluster> {
     const size = options.size ?? 3;
     const store = mkdtempSync(join(tmpdir(), 'evosci-rx-cluster-'));
     const clientPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
@@ -100,10 +125,8 @@ export class NatsCluster {
       writeFileSync(configFile, nodeConfig(i, port, routePorts[i]!, clusterName, solicited, store, options.config));
       return new ClusterNode(`n${i}`, `127.0.0.1:${port}`, configFile, join(store, `n${i}.log`));
     });
-    const cluster = new NatsCluster(nodes, routes, store);
     for (const node of nodes) node.spawn();
-    await cluster.ready(nodes);
-    return cluster;
+    return new NatsCluster(nodes, routes, store);
   }
 
   /** Every server's client URL: what a client given the whole cluster connects with. */
@@ -163,14 +186,31 @@ export class NatsCluster {
     }
   }
 
+  /** The server each consumer of `stream` is on, asked through `url`: where JetStream placed them. */
+  async consumerPlaces(stream: string, url: string): Promise<string[]> {
+    const nc = await connect({ servers: url, reconnect: false, timeout: 2000 });
+    try {
+      const places: string[] = [];
+      const jsm = await jetstreamManager(nc, { timeout: 5000 });
+      for await (const info of jsm.consumers.list(stream)) places.push(info.cluster?.leader ?? '?');
+      return places;
+    } finally {
+      await nc.close();
+    }
+  }
+
   /** The index of a server by its name (`n1` → 1). */
   indexOf(name: string): number {
     return this.nodes.findIndex((n) => n.name === name);
   }
 
-  /** A client of the whole cluster: it reconnects to another server when its own goes away. */
-  connect(servers: string | string[] = this.urls): Promise<NatsConnection> {
-    return connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+  /**
+   * A client of the whole cluster: it reconnects to another server when its
+   * own goes away (the servers do not advertise each other: only to those
+   * given). `options` adds to it (`noRandomize`: the first given first).
+   */
+  connect(servers: string | string[] = this.urls, options: ConnectionOptions = {}): Promise<NatsConnection> {
+    return connect({ servers, maxReconnectAttempts: -1, reconnectTimeWait: 250, ...options });
   }
 
   async dispose(): Promise<void> {
@@ -216,6 +256,7 @@ function nodeConfig(
     `  name: "${clusterName}"`,
     `  listen: "127.0.0.1:${routePort}"`,
     '  no_advertise: true',
+    `  advertise: "${DEAD_ROUTE}"`,
     `  routes: [${routes.map((url) => `"nats-route://${url}"`).join(', ')}]`,
     '}',
     extra ?? '',

@@ -1,9 +1,9 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { BrokerError } from '../wire/errors.js';
-import { retried } from '../wire/backoff.js';
+import type { JsMsg } from '@nats-io/jetstream';
 import type { JetStreamLayout } from '../wire/layout.js';
 import { decodeRecord, type DeadLetterRecord, type FinishedRecord, type StatusRecord } from '../wire/records.js';
-import { OrderedReader } from './OrderedReader.js';
+import { OrderedReader, type FollowStart } from './OrderedReader.js';
+import { readerSettings } from './readerSettings.js';
 
 /** A status record that ends a run. */
 export type EndRecord = FinishedRecord | DeadLetterRecord;
@@ -27,9 +27,9 @@ export class EndWatch {
 
   /**
    * The record that ends the run, or `undefined` once `deadline` (a
-   * `Date.now()` time) passes without one. Starting the reader is tried
-   * again until `startUntil` while the broker does not answer; a broker that
-   * fails otherwise rejects with `BrokerError`.
+   * `Date.now()` time) passes without one. Making the reader's consumer (at
+   * first, or again once lost) is tried until `startUntil` while the broker
+   * does not answer; a broker that fails otherwise rejects with `BrokerError`.
    */
   wait(fromSequence: number | undefined, deadline: number, startUntil: number): Promise<EndRecord | undefined> {
     return new Promise<EndRecord | undefined>((resolve, reject) => {
@@ -42,26 +42,22 @@ export class EndWatch {
         else resolve(outcome);
       };
       this.timer = setTimeout(() => end(undefined), Math.max(0, deadline - Date.now()));
-      const start = () =>
-        OrderedReader.start(
-          this.nc,
-          this.layout.eventsStream,
-          this.layout.statusSubject(this.runId),
-          fromSequence === undefined ? { from: 'start' } : { from: 'sequence', sequence: fromSequence },
-          (message) => {
-            const ended = endOf(decodeRecord(message.data));
-            if (ended) end(ended);
-          },
-          end,
-        );
-      // A reader started after the wait ended is stopped at once.
-      retried(this.nc, () => (this.done ? Promise.resolve(undefined) : start()), Math.min(startUntil, deadline)).then(
-        (following) => {
-          this.following = following;
-          if (this.done) following?.stop();
+      const target = {
+        stream: this.layout.eventsStream,
+        filter: this.layout.statusSubject(this.runId),
+        onMessage: (message: JsMsg) => {
+          const ended = endOf(decodeRecord(message.data));
+          if (ended) end(ended);
         },
-        (err: unknown) => end(err instanceof Error ? err : new BrokerError(String(err))),
-      );
+        onEnd: end,
+      };
+      const start: FollowStart =
+        fromSequence === undefined ? { from: 'start' } : { from: 'sequence', sequence: fromSequence };
+      const giveUpAfterMs = Math.max(0, Math.min(startUntil, deadline) - Date.now());
+      this.following = OrderedReader.open(this.nc, target, start, {
+        ...readerSettings('cancelRun', {}),
+        giveUpAfterMs,
+      });
     });
   }
 }

@@ -8,6 +8,8 @@ export interface InOrder {
   readonly data: Uint8Array;
   /** The stream sequence from which a new reader misses nothing after this message's event. */
   readonly resumeFrom: number;
+  /** The stream sequence of this message. */
+  readonly streamSequence: number;
 }
 
 /** A message of an attempt as read: its event, which part of it, its payload, and the bytes it came in. */
@@ -219,7 +221,7 @@ export class ReorderBuffer {
       this.expectedPart++;
     }
     const resumeFrom = this.heldCount === 0 ? this.lastRead + 1 : this.lowestHeld();
-    return { sequence, part: item.part, data: item.data, resumeFrom };
+    return { sequence, part: item.part, data: item.data, resumeFrom, streamSequence: item.streamSequence };
   }
 
   private lowestHeld(): number {

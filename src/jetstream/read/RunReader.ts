@@ -13,7 +13,10 @@ import {
   DeadLetterError,
   StorageLimitError,
 } from '../wire/errors.js';
+import { GapRecovery } from './GapRecovery.js';
 import { OrderedReader, type FollowStart } from './OrderedReader.js';
+import { ReadRetry } from './ReadRetry.js';
+import type { ReaderSettings } from './readerSettings.js';
 import type { JetStreamLayout } from '../wire/layout.js';
 import { partOf } from '../wire/parts.js';
 import { placeEvent, type EventPosition } from '../wire/positions.js';
@@ -29,6 +32,7 @@ export interface ReadPlan extends Pick<DecodeOptions, 'strict' | 'onDiagnostic'>
   readonly keepUnknown: boolean;
   readonly maxLineBytes: number;
   readonly maxHeldBytes: number;
+  readonly settings: ReaderSettings;
 }
 
 const text = new TextDecoder();
@@ -43,6 +47,7 @@ const ATTEMPT_TOKEN = /^[1-9][0-9]*$/;
  */
 export class RunReader {
   private following: OrderedReader | undefined;
+  private gaps: GapRecovery | undefined;
   private done = false;
   /** The attempt being emitted; `undefined` until its `started` record is read. */
   private attempt: number | undefined;
@@ -99,13 +104,11 @@ export class RunReader {
   private async open(): Promise<void> {
     const { nc, plan } = this;
     const { layout, runId, after } = plan;
-    const status = await readStatus(nc, layout, runId).catch((err: unknown) => {
-      throw brokerError(
-        nc,
-        `could not read the status of run ${runId} from stream ${layout.eventsStream} (has ensureStreams run?)`,
-        err,
-      );
-    });
+    const status = await new ReadRetry(nc, plan.settings).call(
+      `could not read the status of run ${runId} from stream ${layout.eventsStream}`,
+      () => readStatus(nc, layout, runId),
+      () => !this.done,
+    );
     const last = status?.record;
     if (last?.record === 'dead-letter') throw new DeadLetterError(runId, last.reason, last.attempts);
     // Cancelled before any attempt started: no events to replay.
@@ -122,15 +125,19 @@ export class RunReader {
       start = { from: 'sequence', sequence: last.startSequence };
     }
     if (this.done) return;
-    this.following = await OrderedReader.start(
-      nc,
-      layout.eventsStream,
-      layout.runSubjects(runId),
-      start,
-      (message) => this.onMessage(message),
-      (error) => this.end(error),
-    );
-    if (this.done) this.following.stop();
+    this.gaps = new GapRecovery(nc, layout.eventsStream, start, (error) => this.end(error));
+    const target = {
+      stream: layout.eventsStream,
+      filter: layout.runSubjects(runId),
+      onMessage: (message: JsMsg) => this.onMessage(message),
+      onEnd: (error: Error) => this.end(error),
+    };
+    this.following = OrderedReader.open(nc, target, start, plan.settings);
+  }
+
+  /** A gap in what was read, `what` saying what is missing: read again elsewhere, or the end. */
+  private gap(what: string): void {
+    if (this.following && !this.done) this.gaps!.found(this.following, what);
   }
 
   private onMessage(message: JsMsg): void {
@@ -149,7 +156,7 @@ export class RunReader {
   private onEvent(message: JsMsg, eventAttempt: number): void {
     const { runId, layout } = this.plan;
     // Read from the run's start, an event before any started record: that record was removed.
-    if (this.attempt === undefined) return this.end(startGone(runId, eventAttempt, layout.eventsStream));
+    if (this.attempt === undefined) return this.gap(startGone(runId, eventAttempt, layout.eventsStream));
     // From another attempt (a worker thought dead): not ours.
     if (eventAttempt !== this.attempt) return;
     const sequence = Number(message.headers?.get(RunHeaders.sequence));
@@ -183,6 +190,7 @@ export class RunReader {
     if (added !== 'held') this.mismatched(added, message.data);
     for (let ready = this.order.take(); ready && !this.done; ready = this.order.take()) this.emit(ready);
     if (!this.done && this.order.bytes > this.plan.maxHeldBytes) {
+      // A bound on memory: said at once, not read again.
       this.end(
         new BrokerError(
           `run ${runId} attempt ${this.attempt}: event ${this.order.next} is missing from stream ${layout.eventsStream} while ${this.order.size} later ones (${this.order.bytes} bytes, more than maxHeldBytes) arrived`,
@@ -205,6 +213,7 @@ export class RunReader {
    */
   private emit(ready: InOrder): void {
     this.current = ready;
+    this.gaps?.taken(ready.streamSequence);
     this.sink.feed(this.decoder, ready.data);
     if (ready.part !== undefined && ready.part.index < ready.part.count) return;
     const fatal = this.sink.finish(this.decoder);
@@ -241,7 +250,7 @@ export class RunReader {
     }
     // Attempt 0: the run was cancelled before any attempt started, and none will.
     if (record.attempt === 0) return this.finished(record);
-    if (this.attempt === undefined) return this.end(startGone(runId, record.attempt, layout.eventsStream));
+    if (this.attempt === undefined) return this.gap(startGone(runId, record.attempt, layout.eventsStream));
     // Records of an attempt below the one followed are a superseded worker's: ignored.
     if (record.attempt === this.attempt) this.finished(record);
   }
@@ -253,9 +262,7 @@ export class RunReader {
     const limited = record.error?.class === StorageLimitError.prototype.name;
     // A run that failed while storing its events says how many were stored; later ones may be held.
     if (!limited && (emitted < record.events || (this.order.size > 0 && record.outcome === 'completed'))) {
-      return this.end(
-        new BrokerError(`run ${runId} attempt ${record.attempt}: ${missing(this.order, record, layout.eventsStream)}`),
-      );
+      return this.gap(`run ${runId} attempt ${record.attempt}: ${missing(this.order, record, layout.eventsStream)}`);
     }
     this.end(record.outcome === 'completed' ? undefined : failureOf(record));
   }
@@ -315,9 +322,7 @@ function failureOf(record: FinishedRecord): EvoSciError {
     : new BrokerError(`run ${record.runId} failed without an error in its record`);
 }
 
-/** The error of a run read from its start whose attempt's `started` record the stream no longer holds. */
-function startGone(runId: string, attempt: number, stream: string): BrokerError {
-  return new BrokerError(
-    `run ${runId}: the started record of attempt ${attempt} is no longer in stream ${stream} (removed by its limits), so the attempt cannot be read from its start`,
-  );
+/** What a run read from its start lacks when its attempt's `started` record is not in the stream. */
+function startGone(runId: string, attempt: number, stream: string): string {
+  return `run ${runId}: the started record of attempt ${attempt} is no longer in stream ${stream}, so the attempt cannot be read from its start`;
 }

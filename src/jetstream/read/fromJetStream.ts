@@ -6,10 +6,11 @@ import { DEFAULTS } from '../wire/defaults.js';
 import { checkRunId, layoutOf, type LayoutOptions } from '../wire/layout.js';
 import type { EventPosition } from '../wire/positions.js';
 import { RunReader } from './RunReader.js';
+import { readerSettings, type ReaderOptions } from './readerSettings.js';
 import { atLeast } from '../../common/checks.js';
 
-/** Options of `fromJetStream`: the layout, and the decoding options of `fromJsonl`. */
-export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions {
+/** Options of `fromJetStream`: the layout, the decoding options of `fromJsonl`, and how its reader keeps going. */
+export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions, ReaderOptions {
   /** Go on after this event (from `positionOf`) instead of replaying the attempt from its start. */
   readonly after?: EventPosition;
   /**
@@ -47,6 +48,14 @@ export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions {
  * `DeadLetterError`; a connection that closes, with `BrokerError`, and so
  * does a run whose attempt's start the stream's limits have removed.
  * Unsubscribing deletes the consumer from the server.
+ *
+ * On a cluster the reader never waits in silence: a stream without a leader
+ * for a while is asked again, a consumer lost with its server (two heartbeats
+ * missed) or stuck on a replica that is behind is made again from the message
+ * after the last one read, and a run that looks incomplete is read again on
+ * another server's copy before any event is called missing; each time is
+ * reported to `onRetrying`. It errors only when it cannot go on: after
+ * `giveUpAfterMs` of tries, or when every copy lacks the events.
  *
  * ```
  * JetStream: S1-a-b-(worker dies)-S2-a-b-c-F
@@ -87,6 +96,7 @@ export function fromJetStream(
     maxHeldBytes,
     strict: options.strict,
     onDiagnostic: options.onDiagnostic,
+    settings: readerSettings('fromJetStream', options),
   };
   return new Observable<EvoEvent | UnknownEvent>((subscriber) => {
     const reader = new RunReader(nc, plan, subscriber);

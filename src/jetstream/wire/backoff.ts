@@ -16,7 +16,7 @@ export function pause(ms: number): Promise<void> {
  * stream has no leader (an election, a server restarting): ask again. Other
  * errors of status 503 (a full stream's store failure, say) are lasting.
  */
-const UNAVAILABLE = 10008;
+export const UNAVAILABLE = 10008;
 
 /**
  * Whether a broker call's failure is an answer that asking again will not

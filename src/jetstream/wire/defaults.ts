@@ -27,6 +27,21 @@ export const DEFAULTS = {
   /** Bytes of events a reader holds ahead of a missing one. */
   maxHeldBytes: 64 * MIB,
   /**
+   * How often a reader's consumer shows it is alive while it has nothing to
+   * deliver. Two missed, the consumer is taken for lost and made again; a
+   * consumer idle that long while the stream's leader holds a message for it
+   * is read again elsewhere.
+   */
+  idleHeartbeatMs: 5000,
+  /**
+   * How long a reader waits for a consumer to be made. A cluster puts a
+   * reader's consumer on any server that holds the stream, one that is down
+   * included, and then never answers: a short wait, and another try.
+   */
+  consumerCreateTimeoutMs: 2000,
+  /** How long a reader tries to reach its stream again (a leader elected, a server back) before it errors. */
+  readerGiveUpAfterMs: 60_000,
+  /**
    * How long a request stays with a worker that stopped confirming it. Short,
    * because attempts are fenced: a worker wrongly thought dead only costs a
    * duplicate start, stopped at its next confirmation.

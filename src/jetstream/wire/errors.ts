@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { EvoSciError, type EvoSciErrorDetails } from '../../events/errors.js';
 import { serverOf } from './clients.js';
+import { UNAVAILABLE } from './backoff.js';
 
 /**
  * The attempt a consumer was following was replaced by a newer one: its
@@ -84,6 +85,38 @@ export class StatusMovedError extends Error {
 /** A JetStream API answer of 404: no such stream, consumer or message. */
 export function isNotFound(err: unknown): boolean {
   return err instanceof JetStreamApiError && err.status === 404;
+}
+
+/** JetStream's error code for a stream that does not exist. */
+const STREAM_NOT_FOUND = 10059;
+
+/** The first JetStream API error among `err` and its causes. */
+function apiErrorOf(err: unknown): JetStreamApiError | undefined {
+  for (let cause = err; cause instanceof Error; cause = cause.cause)
+    if (cause instanceof JetStreamApiError) return cause;
+  return undefined;
+}
+
+/** Whether JetStream answered that the stream does not exist (not: that it did not answer in time). */
+export function isStreamNotFound(err: unknown): boolean {
+  return apiErrorOf(err)?.code === STREAM_NOT_FOUND;
+}
+
+/**
+ * Why a lookup of a stream (or of its consumer, or a message in it) failed,
+ * in words that send the operator the right way: a stream that does not exist
+ * asks whether `ensureStreams` ran; no answer in time, or an answer that the
+ * stream has no leader, says so, for that is an election or a server away.
+ */
+export function lookupError(nc: NatsConnection, what: string, cause: unknown): BrokerError {
+  const message = (cause as Error)?.message ?? String(cause);
+  const code = apiErrorOf(cause)?.code;
+  let why = message;
+  if (code === STREAM_NOT_FOUND) why = `${message} (has ensureStreams run?)`;
+  else if (code === UNAVAILABLE) why = `${message}: no leader (a leader being elected, or a server away)`;
+  else if ((cause as Error)?.name === 'TimeoutError')
+    why = 'timed out: no answer in time (a leader being elected, or a server away)';
+  return new BrokerError(`${what} on ${serverOf(nc)}: ${why}`, { cause });
 }
 
 /** A `BrokerError` saying what failed, on which server, and why. */
