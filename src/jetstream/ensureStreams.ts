@@ -100,11 +100,17 @@ export interface StreamChange {
   readonly to: unknown;
 }
 
-/** The settings of an existing stream whose change `ensureStreams` reports. */
-const REPORTED_FIELDS = ['num_replicas', 'max_age', 'max_bytes', 'discard', 'duplicate_window'] as const;
+/** A setting of an existing stream whose change `ensureStreams` reports. */
+export type ChangedField = 'num_replicas' | 'max_age' | 'max_bytes' | 'discard' | 'duplicate_window';
 
-/** A setting `ensureStreams` reports a change of. */
-export type ChangedField = (typeof REPORTED_FIELDS)[number];
+/** The settings whose change is reported, in the order reported. */
+const REPORTED_FIELDS: readonly ChangedField[] = [
+  'num_replicas',
+  'max_age',
+  'max_bytes',
+  'discard',
+  'duplicate_window',
+];
 
 /** What `ensureStreams` resolves with: the layout, and what it changed on streams that existed. */
 export interface EnsuredStreams extends JetStreamLayout {
