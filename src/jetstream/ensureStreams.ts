@@ -25,7 +25,14 @@ export interface EnsureStreamsOptions extends LayoutOptions {
   readonly eventsMaxBytes?: number;
   /** `file` (default: survives a broker restart) or `memory`. */
   readonly storage?: 'file' | 'memory';
-  /** Copies of each stream in a cluster. Default 1; use 3 on a cluster of three or more. */
+  /**
+   * Copies of each stream, each on its own server of a cluster. A new stream
+   * has 1 unless given; an existing stream keeps its own unless given, so
+   * that a process started without it never lowers a replicated stream. On a
+   * cluster use 3 (writes and reads go on with one server down) or 5 (with
+   * two down); a majority of the copies must be up for the stream to take a
+   * write. 1 survives no server loss.
+   */
   readonly replicas?: number;
   /** How long a `Nats-Msg-Id` is remembered for de-duplication. Default 2 minutes. */
   readonly duplicateWindowMs?: number;
@@ -81,38 +88,91 @@ export function streamConfigs(options: EnsureStreamsOptions = {}): {
   return { layout, events, requests, hub };
 }
 
+/** One setting `ensureStreams` changed on an existing stream: its value before and after. */
+export interface StreamChange {
+  /** The stream changed. */
+  readonly stream: string;
+  /** The setting changed, as JetStream names it (`num_replicas`, `max_age`…). */
+  readonly field: ChangedField;
+  /** Its value before. */
+  readonly from: unknown;
+  /** Its value now. */
+  readonly to: unknown;
+}
+
+/** A setting of an existing stream whose change `ensureStreams` reports. */
+export type ChangedField = 'num_replicas' | 'max_age' | 'max_bytes' | 'discard' | 'duplicate_window';
+
+/** The settings whose change is reported, in the order reported. */
+const REPORTED_FIELDS: readonly ChangedField[] = [
+  'num_replicas',
+  'max_age',
+  'max_bytes',
+  'discard',
+  'duplicate_window',
+];
+
+/** What `ensureStreams` resolves with: the layout, and what it changed on streams that existed. */
+export interface EnsuredStreams extends JetStreamLayout {
+  /** Each setting it changed on an existing stream, in order; empty when nothing was changed. */
+  readonly changes: readonly StreamChange[];
+}
+
 /**
  * Creates the streams runs need (events, requests, and the hubs' own), or updates them to these options; safe
  * to call from every process at start-up. A stream whose retention differs
  * (which JetStream cannot change) or whose subjects another stream holds is
  * an error naming it, and so is a stream of another prefix that maps to the
  * same stream names (`x.team` and `x_team`, `Evosci` and `evosci`): its
- * subjects are never rewritten.
+ * subjects are never rewritten. An existing stream keeps its replicas unless
+ * `replicas` is given; every setting it changed on a stream that existed is
+ * in `changes` (`{ stream: 'EVOSCI_EVENTS', field: 'num_replicas', from: 3, to: 1 }`),
+ * for the caller to log.
  *
  * ```ts
  * const nc = await connect({ servers: '127.0.0.1:4222' });
  * const { eventsStream, requestsStream } = await ensureStreams(nc); // EVOSCI_EVENTS, EVOSCI_REQUESTS (and EVOSCI_HUB)
+ * const { changes } = await ensureStreams(nc, { replicas: 3 }); // on a cluster
+ * for (const c of changes) console.log(`${c.stream}: ${c.field} ${c.from} -> ${c.to}`);
  * ```
  */
-export async function ensureStreams(nc: NatsConnection, options: EnsureStreamsOptions = {}): Promise<JetStreamLayout> {
+export async function ensureStreams(nc: NatsConnection, options: EnsureStreamsOptions = {}): Promise<EnsuredStreams> {
   const { layout, events, requests, hub } = streamConfigs(options);
   const jsm = await clientsOf(nc).manager();
-  for (const config of [events, requests, hub]) {
+  const changes: StreamChange[] = [];
+  for (const given of [events, requests, hub]) {
+    let config = given;
     let existing: StreamInfo | undefined;
     try {
       existing = await jsm.streams.info(config.name);
     } catch (err) {
       if (!isNotFound(err)) throw brokerError(nc, `could not look up stream ${config.name}`, err);
     }
+    // Replicas not asked for: an existing stream keeps its own.
+    if (existing && options.replicas === undefined) config = { ...config, num_replicas: existing.config.num_replicas };
     try {
       if (!existing) await jsm.streams.add(config);
-      else await jsm.streams.update(config.name, changedConfig(layout, existing.config, config));
+      else {
+        const changed = changedConfig(layout, existing.config, config);
+        await jsm.streams.update(config.name, changed);
+        changes.push(...changesOf(existing.config, changed));
+      }
     } catch (err) {
       if (err instanceof BrokerError) throw err;
       throw brokerError(nc, `could not create or update stream ${config.name}`, err);
     }
   }
-  return layout;
+  return { ...layout, changes };
+}
+
+/** The reported settings whose value differs between `before` and `after`. */
+function changesOf(before: StreamConfig, after: StreamConfig): StreamChange[] {
+  return REPORTED_FIELDS.filter((field) => before[field] !== after[field]).map((field) => ({
+    stream: before.name,
+    field,
+    from: before[field],
+    to: after[field],
+  }));
 }
 
 /** The existing stream's configuration brought to `config`, or why it cannot be. */

@@ -4,7 +4,14 @@
  * @module evosci-rx/jetstream
  */
 export { cancelRun, type CancelOutcome, type CancelResult, type CancelRunOptions } from './cancelRun.js';
-export { ensureStreams, streamConfigs, type EnsureStreamsOptions } from './ensureStreams.js';
+export {
+  ensureStreams,
+  streamConfigs,
+  type ChangedField,
+  type EnsuredStreams,
+  type EnsureStreamsOptions,
+  type StreamChange,
+} from './ensureStreams.js';
 export { AttemptSupersededError, BrokerError, DeadLetterError, StorageLimitError } from './wire/errors.js';
 export { fromJetStream, type FromJetStreamOptions } from './read/fromJetStream.js';
 export { positionOf, type EventPosition } from './wire/positions.js';

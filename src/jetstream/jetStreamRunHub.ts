@@ -17,7 +17,7 @@ import { newRunId, RUN_ID } from '../runs/runId.js';
 import type { IndexedEvent, RunStatus, StartRequest } from '../runs/wire.js';
 import { RunCancel } from './cancelRun.js';
 import { DEFAULTS } from './wire/defaults.js';
-import { AttemptSupersededError, brokerError } from './wire/errors.js';
+import { AttemptSupersededError, brokerError, isNotFound } from './wire/errors.js';
 import { fromJetStream } from './read/fromJetStream.js';
 import { layoutOf, type JetStreamLayout, type LayoutOptions } from './wire/layout.js';
 import { clientsOf } from './wire/clients.js';
@@ -37,7 +37,10 @@ export interface JetStreamRunHubOptions extends LayoutOptions {
    * dead-lettered there. Default none.
    */
   readonly allowFromRequest?: readonly RequestField[] | undefined;
-  /** Requests waiting in the work queue (or held by a worker), past which a start is refused. Default 1000. */
+  /**
+   * Requests waiting in the work queue (or held by a worker), as the workers'
+   * consumer counts them, past which a start is refused. Default 1000.
+   */
   readonly maxQueued?: number | undefined;
   /**
    * Milliseconds `cancel` waits for the worker holding a run to record its
@@ -227,9 +230,28 @@ class JetStreamRunHub implements RunHub {
 
   /** Refuses a start past `maxQueued` requests in the work queue, before anything of it is stored. */
   private async checkQueue(): Promise<void> {
+    if ((await this.queued()) >= this.maxQueued) throw new HubFullError(this.maxQueued, 'maxQueued');
+  }
+
+  /**
+   * The requests the workers' consumer has yet to deliver or is waiting on
+   * (`num_pending` and `num_ack_pending`): the work queue as the workers
+   * see it. The stream's own count can hold requests the consumer has
+   * acknowledged (a replica that was cut off while they were, and leads
+   * again), which no worker will take. Before any worker made the consumer,
+   * every request in the stream waits.
+   */
+  private async queued(): Promise<number> {
     const jsm = await clientsOf(this.nc).manager();
-    const info = await jsm.streams.info(this.layout.requestsStream).catch(this.broker('read the work queue'));
-    if (info.state.messages >= this.maxQueued) throw new HubFullError(this.maxQueued, 'maxQueued');
+    const { requestsStream, workersConsumer } = this.layout;
+    try {
+      const info = await jsm.consumers.info(requestsStream, workersConsumer);
+      return info.num_pending + info.num_ack_pending;
+    } catch (err) {
+      if (!isNotFound(err)) this.broker('read the work queue')(err);
+    }
+    const info = await jsm.streams.info(requestsStream).catch(this.broker('read the work queue'));
+    return info.state.messages;
   }
 
   private async queue(id: string, request: StartRequest): Promise<void> {

@@ -21,10 +21,18 @@ export function submitterPublishes(prefix: string, options: { cancel?: boolean }
   ];
 }
 
-/** What a hub's user may publish besides a submitter's: the hubs' secret, stored once, and read. */
+/**
+ * What a hub's user may publish besides a submitter's: the hubs' secret,
+ * stored once, and read; and the workers' consumer's info, for `maxQueued`.
+ */
 export function hubPublishes(prefix: string): string[] {
   const layout = layoutOf({ prefix });
-  return [...submitterPublishes(prefix), layout.secretSubject, `$JS.API.STREAM.MSG.GET.${layout.hubStream}`];
+  return [
+    ...submitterPublishes(prefix),
+    layout.secretSubject,
+    `$JS.API.STREAM.MSG.GET.${layout.hubStream}`,
+    `$JS.API.CONSUMER.INFO.${layout.requestsStream}.${layout.workersConsumer}`,
+  ];
 }
 
 const list = (subjects: readonly string[]) => subjects.map((s) => `"${s}"`).join(', ');

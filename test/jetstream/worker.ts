@@ -3,6 +3,8 @@
 // and prints its activity as JSON lines.
 //
 //   node --import tsx test/jetstream/worker.ts <broker> <prefix> [concurrency] [ackWaitMs] [maxAttempts]
+//
+// <broker> may name several servers of a cluster, separated by commas.
 import { connect } from '@nats-io/transport-node';
 import { serveRuns } from '../../src/jetstream/index.js';
 import { natsUrl } from '../support/natsServer.js';
@@ -10,7 +12,7 @@ import { scenarioRun, type Scenario } from './scenarios.js';
 
 const [broker = natsUrl(), prefix = 'evosci', concurrency = '2', ackWaitMs = '2000', maxAttempts = '3'] =
   process.argv.slice(2);
-const nc = await connect({ servers: broker, maxReconnectAttempts: -1, reconnectTimeWait: 250 });
+const nc = await connect({ servers: broker.split(','), maxReconnectAttempts: -1, reconnectTimeWait: 250 });
 const subscription = serveRuns(nc, {
   prefix,
   concurrency: Number(concurrency),

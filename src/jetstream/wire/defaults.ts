@@ -47,6 +47,13 @@ export const DEFAULTS = {
    * duplicate start, stopped at its next confirmation.
    */
   ackWaitMs: 10_000,
+  /**
+   * How long a worker's confirmation that it still runs a request waits for
+   * the server's answer, at most (a third of `ackWaitMs` if less).
+   */
+  progressAnswerMs: 1000,
+  /** How soon an unanswered confirmation is tried again (an election of the consumer's leader takes seconds). */
+  progressRetryMs: 250,
   /** How long one pull for a request waits on the server; also the longest a worker's stop waits for it. */
   pullExpiresMs: 5000,
   /** How long a request a worker hands back (a failed broker call, no room) waits before it is delivered again. */

@@ -6,7 +6,8 @@ import { AttemptSupersededError, brokerError, StorageLimitError } from '../wire/
 import { writeAttempt } from '../write/publishTo.js';
 import type { FinishedRecord } from '../wire/records.js';
 import type { RequestDelivery } from './RequestDelivery.js';
-import { RequestLease } from './RequestLease.js';
+import { RequestLease, type LeaseTiming } from './RequestLease.js';
+import { DEFAULTS } from '../wire/defaults.js';
 import { cancelRequested, supersedingError } from '../read/status.js';
 import type { StartGate } from './StartGate.js';
 import type { ThreadRecord } from './ThreadRecord.js';
@@ -15,6 +16,21 @@ import type { WorkerActivity, WorkerSettings } from './workerTypes.js';
 
 /** How long a request whose run found no room in the events stream waits before it is taken again. */
 const NO_ROOM_RETAKE_DELAY_MS = 5000;
+
+/**
+ * A lease's timing for `ackWaitMs`: a confirmation every third of it, each
+ * waiting for its answer a second at most, tried again every 250 ms while
+ * unanswered: an election of some seconds leaves several tries within the
+ * ack wait.
+ */
+function leaseTiming(ackWaitMs: number): LeaseTiming {
+  const heartbeatMs = Math.max(250, Math.floor(ackWaitMs / 3));
+  return {
+    heartbeatMs,
+    answerMs: Math.min(DEFAULTS.progressAnswerMs, heartbeatMs),
+    retryMs: Math.min(DEFAULTS.progressRetryMs, heartbeatMs),
+  };
+}
 
 /** What a request handler reports to its worker. */
 export interface WorkerHooks {
@@ -63,8 +79,10 @@ export class AttemptRun {
     private readonly onSettle: () => void,
   ) {
     this.settled = new Promise<void>((resolve) => (this.resolveSettled = resolve));
-    const heartbeatMs = Math.max(250, Math.floor(context.settings.ackWaitMs / 3));
-    this.lease = new RequestLease(msg, heartbeatMs, () => this.beat());
+    this.lease = new RequestLease(msg, leaseTiming(context.settings.ackWaitMs), {
+      onBeat: () => this.beat(),
+      onUnconfirmed: (error, unconfirmedForMs) => this.unconfirmed(error, unconfirmedForMs),
+    });
   }
 
   private get runId(): string {
@@ -151,6 +169,13 @@ export class AttemptRun {
     if (recorded.cancelled) return hooks.emit({ type: 'cancelled', runId, attempt, phase: recorded.cancelled });
     const outcome = error === undefined ? { outcome: 'completed' as const } : { outcome: 'failed' as const, error };
     hooks.emit({ type: 'finished', runId, attempt, ...outcome });
+  }
+
+  /** A confirmation the server did not answer: reported, while the attempt runs. */
+  private unconfirmed(error: unknown, unconfirmedForMs: number): void {
+    if (this.isSettled) return;
+    const { runId, attempt } = this;
+    this.context.hooks.emit({ type: 'unconfirmed', runId, attempt: attempt.number, error, unconfirmedForMs });
   }
 
   /**

@@ -45,9 +45,20 @@ export class RequestDelivery {
     return this.msg.json();
   }
 
-  /** Still being worked on: the server restarts the ack wait. */
+  /** Still being worked on: the server restarts the ack wait. Sent, not confirmed. */
   working(): void {
     if (!this.answered) this.send('+WPI');
+  }
+
+  /**
+   * Still being worked on, resolving once the server confirms it (JetStream
+   * answers an ack sent as a request); rejects when no answer comes within
+   * `timeoutMs`, or none can (no responders: the consumer has no leader).
+   * Resolves at once once the request was answered otherwise.
+   */
+  async confirmWorking(timeoutMs: number): Promise<void> {
+    if (this.answered) return;
+    await this.nc.request(this.msg.reply!, '+WPI', { timeout: timeoutMs });
   }
 
   /** Handed back, to be delivered again at once or after `delayMs`. */

@@ -35,6 +35,8 @@ export interface ServeRunsOptions extends LayoutOptions {
    * working on it (every third of this), before it is delivered again.
    * Default 10 s: a dead host's runs move on within seconds, and a live one
    * thought dead meanwhile stops its superseded attempt at its next confirmation.
+   * A confirmation the server does not answer (its consumer electing a
+   * leader) is tried again every 250 ms, each try reported as `unconfirmed`.
    */
   readonly ackWaitMs?: number;
   /** This worker's name in `started` records. Default `host:pid`. */

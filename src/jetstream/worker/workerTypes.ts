@@ -21,6 +21,20 @@ export type WorkerActivity =
   | { readonly type: 'returned'; readonly runId: string; readonly attempt: number; readonly error: unknown }
   /** A broker call failed or timed out while taking the request: it was handed back to be taken again. */
   | { readonly type: 'retrying'; readonly runId: string | undefined; readonly error: unknown }
+  /**
+   * The server did not answer this worker's confirmation that it still runs
+   * the attempt (an election of the workers' consumer's leader, a server
+   * away), `unconfirmedForMs` after the last it answered: tried again
+   * shortly. Past `ackWaitMs` unconfirmed, another worker may start the next
+   * attempt, and this one is stopped as `superseded`.
+   */
+  | {
+      readonly type: 'unconfirmed';
+      readonly runId: string;
+      readonly attempt: number;
+      readonly error: unknown;
+      readonly unconfirmedForMs: number;
+    }
   /** Another attempt was started while this one ran: what it wrote last was refused, and it stopped. */
   | {
       readonly type: 'superseded';
