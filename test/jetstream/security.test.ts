@@ -62,9 +62,10 @@ describe('a broker with submitter and worker users', () => {
       await expect(js.publish(layout.attemptSubject(runId, 2), '{"type": "text", "content": "x"}')).rejects.toThrow(
         /Permissions Violation/,
       );
-      // Nor can it take requests meant for workers.
+      // Nor can it take requests meant for workers: it may read the workers' consumer's counts, not pull from it.
+      const pull = `$JS.API.CONSUMER.MSG.NEXT.${layout.requestsStream}.${layout.workersConsumer}`;
       await expect(
-        js.consumers.get(layout.requestsStream, layout.workersConsumer).then((c) => c.next({ expires: 1000 })),
+        submitter.request(pull, JSON.stringify({ batch: 1, expires: 1e9 }), { timeout: 2000 }),
       ).rejects.toThrow(/Permissions Violation/);
 
       // The run reads as the worker wrote it.

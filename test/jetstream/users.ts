@@ -3,7 +3,11 @@
 // own check.
 import { layoutOf } from '../../src/jetstream/index.js';
 
-/** What a submitter may publish: its requests, the runs its hub takes, its cancels, and the JetStream API calls that read runs. */
+/**
+ * What a submitter may publish: its requests, the runs its hub takes, its
+ * cancels, the JetStream API calls that read runs, and the size of the work
+ * queue as the workers' consumer counts it (for a hub's `maxQueued`).
+ */
 export function submitterPublishes(prefix: string, options: { cancel?: boolean } = {}): string[] {
   const layout = layoutOf({ prefix });
   const events = layout.eventsStream;
@@ -13,6 +17,7 @@ export function submitterPublishes(prefix: string, options: { cancel?: boolean }
     ...(options.cancel === false ? [] : [layout.allCancelSubjects]),
     `$JS.API.STREAM.INFO.${events}`,
     `$JS.API.STREAM.INFO.${layout.requestsStream}`,
+    `$JS.API.CONSUMER.INFO.${layout.requestsStream}.${layout.workersConsumer}`,
     `$JS.API.STREAM.MSG.GET.${events}`,
     `$JS.API.CONSUMER.CREATE.${events}.>`,
     `$JS.API.CONSUMER.MSG.NEXT.${events}.>`,
@@ -21,18 +26,10 @@ export function submitterPublishes(prefix: string, options: { cancel?: boolean }
   ];
 }
 
-/**
- * What a hub's user may publish besides a submitter's: the hubs' secret,
- * stored once, and read; and the workers' consumer's info, for `maxQueued`.
- */
+/** What a hub's user may publish besides a submitter's: the hubs' secret, stored once, and read. */
 export function hubPublishes(prefix: string): string[] {
   const layout = layoutOf({ prefix });
-  return [
-    ...submitterPublishes(prefix),
-    layout.secretSubject,
-    `$JS.API.STREAM.MSG.GET.${layout.hubStream}`,
-    `$JS.API.CONSUMER.INFO.${layout.requestsStream}.${layout.workersConsumer}`,
-  ];
+  return [...submitterPublishes(prefix), layout.secretSubject, `$JS.API.STREAM.MSG.GET.${layout.hubStream}`];
 }
 
 const list = (subjects: readonly string[]) => subjects.map((s) => `"${s}"`).join(', ');
