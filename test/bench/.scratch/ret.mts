@@ -1,0 +1,13 @@
+import { setFlagsFromString, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { lastValueFrom } from 'rxjs';
+import { fromJsonlFile } from '/work/wt/bytes/src/files/fromJsonlFile.js';
+import { summarize } from '/work/wt/bytes/operators/index.js';
+import { largeTranscript } from '/work/wt/bytes/test/fixtures/producer.js';
+setFlagsFromString('--expose-gc'); const gc = runInNewContext('gc');
+const t = largeTranscript({ mb: 100, mix: (process.argv[2] ?? 'bytes') as any });
+gc(); const before = getHeapStatistics().used_heap_size;
+const s = await lastValueFrom(fromJsonlFile(t.path).pipe(summarize()));
+gc(); const after = getHeapStatistics().used_heap_size;
+console.log('retained MB', ((after - before) / 1e6).toFixed(1), 'summary JSON MB', (JSON.stringify(s).length / 1e6).toFixed(1), 'text', s.text.length, 'invocations', s.invocations.length);
+if (process.argv[3]) writeHeapSnapshot(process.argv[3]);
