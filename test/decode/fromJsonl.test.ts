@@ -406,8 +406,7 @@ describe('fromJsonl', () => {
 
   describe('each event handed on as its line completes', () => {
     // Lines off the text-delta path: each one is one JSON.parse, which counts the lines decoded so far.
-    // Its fields in an order the producer does not write: a line the decoder reads with JSON.parse.
-    const parsed = '{"type": "thinking", "id": 0, "content": "a\\nb"}\n';
+    const parsed = '{"type": "thinking", "content": "a\\nb"}\n';
     afterEach(() => vi.restoreAllMocks());
 
     it('decodes no line of a chunk past the event being delivered', async () => {

@@ -2,7 +2,7 @@ import { DecodeIssue } from '../errors.js';
 import type { EvoEvent, UnknownEvent } from '../codecs.js';
 import { decodeLine, decodeLineInFull } from './decodeLine.js';
 import { HeldLine, utf8Length } from './HeldLine.js';
-import { textLineAt } from './textLines.js';
+import { textDeltaAt } from './textDelta.js';
 import { atLeast } from '../../common/checks.js';
 
 const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
@@ -68,8 +68,8 @@ const NO_SINK: DecodeSink = { stopped: true, event: () => undefined, issue: () =
  * byte is never part of a multi-byte UTF-8 character), and whole lines are
  * decoded some 64 KiB at a time: a streaming `TextDecoder` would leave
  * Node's fast ASCII path and allocate a UTF-16 copy of every chunk. The text
- * is then cut at `\n`: a text delta, thinking or sub-agent text is read in
- * place (`textLineAt`), any other line sliced out for `decodeLine`. Only a line that spans chunks is
+ * is then cut at `\n`: a text delta is read in place (`textDeltaAt`), any
+ * other line sliced out for `decodeLine`. Only a line that spans chunks is
  * held (`HeldLine`: its whole characters decoded as they come, read back with
  * one join when it ends); a line over `maxLineBytes` is counted but no longer kept.
  */
@@ -157,7 +157,7 @@ export class JsonlDecoder {
   }
 
   /**
-   * The line `chunk.slice(start, end)`. A text, thinking or sub-agent text line is taken where it lies,
+   * The line `chunk.slice(start, end)`. A text delta is taken where it lies,
    * with no line string made for it; the first line (which may start with a
    * byte order mark) and a line long enough to near the limit take the full path.
    */
@@ -165,7 +165,7 @@ export class JsonlDecoder {
     const stop = end > start && chunk.charCodeAt(end - 1) === CR ? end - 1 : end;
     const deltaTried = this.lineNumber > 0 && (stop - start) * 3 <= this.maxLineBytes;
     if (deltaTried) {
-      const delta = textLineAt(chunk, start, stop);
+      const delta = textDeltaAt(chunk, start, stop);
       if (delta !== undefined) {
         this.lineNumber++;
         return this.sink.event(delta);
@@ -203,7 +203,7 @@ export class JsonlDecoder {
     this.line(text);
   }
 
-  /** One whole line; `deltaTried` when `textLineAt` has already said it is none of the lines it reads. */
+  /** One whole line; `deltaTried` when `textDeltaAt` has already said it is no text delta. */
   private line(raw: string, deltaTried = false): void {
     const line = ++this.lineNumber;
     let text = raw.charCodeAt(raw.length - 1) === CR ? raw.slice(0, -1) : raw;

@@ -4,7 +4,7 @@ import { eventCodecs, type EvoEvent, type EvoEventType, type UnknownEvent, unkno
 import { fastGuard, type Guard } from './fastGuard.js';
 import { holdsUnsafeInteger, parsePythonJson, unsafeIntegers } from './pythonJson.js';
 import { doneAt } from './doneLine.js';
-import { textLineAt } from './textLines.js';
+import { textDeltaAt } from './textDelta.js';
 import { cutText } from '../../common/cutText.js';
 
 // Kept importable from here, where the decoder's callers have always found it.
@@ -35,10 +35,10 @@ export function decodeLine(
   keepUnknown = false,
   onNote?: (issue: DecodeIssue) => void,
 ): EvoEvent | UnknownEvent | DecodeIssue | undefined {
-  return textLineAt(text, 0, text.length) ?? decodeLineInFull(text, line, keepUnknown, onNote);
+  return textDeltaAt(text, 0, text.length) ?? decodeLineInFull(text, line, keepUnknown, onNote);
 }
 
-/** `decodeLine` without its first look for a text, thinking or sub-agent text line, for a caller that has looked already. */
+/** `decodeLine` without its first look for a text delta, for a caller that has looked already. */
 export function decodeLineInFull(
   text: string,
   line: number,

@@ -13,7 +13,7 @@ const CLOSING_BRACE = 0x7d;
 const FIRST_UNESCAPED = 0x20;
 const LOWER_U = 0x75;
 /** Deltas up to this long are unescaped by hand: one call spreads their characters as arguments. */
-export const UNESCAPED_BY_HAND = 256;
+const UNESCAPED_BY_HAND = 256;
 /** The code unit each escape after a backslash stands for, by its character; 0 where JSON has no such escape. */
 const ESCAPES = new Uint8Array(128);
 for (const [escape, unit] of Object.entries({ '"': 0x22, '\\': 0x5c, '/': 0x2f, b: 8, f: 12, n: 10, r: 13, t: 9 })) {
@@ -38,7 +38,7 @@ const COPIED_BELOW = 13;
  * Slicing a concatenation makes the engine copy the characters once into a
  * string one longer, and the slice points into that copy instead.
  */
-export function own(text: string, from: number, to: number): string {
+function own(text: string, from: number, to: number): string {
   const slice = text.slice(from, to);
   return to - from < COPIED_BELOW ? slice : (slice + ' ').slice(0, -1);
 }
@@ -87,7 +87,7 @@ export function textDeltaAt(text: string, start: number, end: number): TextEvent
  * character past ASCII), for which `JSON.parse` costs more in starting up
  * than in reading.
  */
-export function unescaped(text: string, from: number, to: number): string | undefined {
+function unescaped(text: string, from: number, to: number): string | undefined {
   units.length = 0;
   for (let at = from; at < to; at++) {
     let unit = text.charCodeAt(at);
