@@ -212,7 +212,7 @@ async function main(): Promise<void> {
   const transcript = largeTranscript({ mb, mix });
   const size = transcript.bytes;
   console.log(
-    `transcript: ${transcript.path} — ${(size / MB).toFixed(1)} MB, ${transcript.events} events` +
+    `transcript: ${transcript.path} — ${mix} mix, ${(size / MB).toFixed(1)} MB, ${transcript.events} events` +
       (transcript.reused ? ' (cached)' : ` (generated in ${((performance.now() - started) / 1000).toFixed(1)} s)`),
   );
 
