@@ -9,7 +9,7 @@ import type {
 } from './summaryTypes.js';
 import type { UsageTotals } from './sumUsage.js';
 import { TextRope } from './TextRope.js';
-import type { ToolInvocation } from './ToolCallTracker.js';
+import { REMEMBERED_ORPHANS, type ToolInvocation } from './ToolCallTracker.js';
 
 /** What the model knows of a run that a summary gives as it is. */
 export interface SummarySource {
@@ -34,9 +34,13 @@ export class SummaryBook {
   readonly text = new TextRope();
   /**
    * An invocation's slot is taken when it opens, to keep first-seen order; its
-   * summary is made once, when it closes.
+   * summary is made once, when it closes. The slots of open invocations and of
+   * results whose call may still come are found by key in small maps: a map of
+   * every key of a run costs a lookup in a large table for each call and result.
    */
-  private readonly invocations = new Map<string, InvocationSummary | undefined>();
+  private readonly invocations: (InvocationSummary | undefined)[] = [];
+  private readonly openSlots = new Map<string, number>();
+  private readonly orphanSlots = new Map<string, number>();
   private readonly delegations: RunDelegation[] = [];
   private readonly panels = new Map<string, PanelDispatchSummary>();
   private readonly errors: string[] = [];
@@ -44,11 +48,34 @@ export class SummaryBook {
   private readonly questions: AskUserEvent[] = [];
 
   invocation(i: ToolInvocation): void {
+    const { key } = i;
     if (i.status === 'running') {
-      if (!this.invocations.has(i.key)) this.invocations.set(i.key, undefined);
+      if (!this.openSlots.has(key)) this.openSlots.set(key, this.invocations.push(undefined) - 1);
       return;
     }
-    this.invocations.set(i.key, invocationSummary(i));
+    const summary = invocationSummary(i);
+    const open = this.openSlots.get(key);
+    if (open !== undefined) {
+      this.openSlots.delete(key);
+      this.invocations[open] = summary;
+      return;
+    }
+    // A result whose call was not seen: the call, if it comes, fills in the same slot.
+    const orphan = this.orphanSlots.get(key);
+    if (orphan !== undefined) {
+      this.orphanSlots.delete(key);
+      this.invocations[orphan] = summary;
+      return;
+    }
+    const slot = this.invocations.push(summary) - 1;
+    // The tracker fills in only an orphan with an id, and remembers as many.
+    if (i.callEvent === undefined && i.id !== '') this.keepOrphanSlot(key, slot);
+  }
+
+  /** Remembers an orphan's slot, as many as the tracker remembers orphans, the oldest forgotten first. */
+  private keepOrphanSlot(key: string, slot: number): void {
+    this.orphanSlots.set(key, slot);
+    if (this.orphanSlots.size > REMEMBERED_ORPHANS) this.orphanSlots.delete(this.orphanSlots.keys().next().value!);
   }
 
   delegation(d: RunDelegation): void {
@@ -78,7 +105,7 @@ export class SummaryBook {
       ...(response !== undefined && { response }),
       text: this.text.joined(response),
       usage: model.usage,
-      invocations: [...this.invocations.values()].filter((i): i is InvocationSummary => i !== undefined),
+      invocations: this.invocations.filter((i): i is InvocationSummary => i !== undefined),
       delegations: this.delegations.map(delegationSummary),
       panelDispatches: [...this.panels.values()],
       errors: this.errors,

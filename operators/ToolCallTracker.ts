@@ -295,8 +295,9 @@ export class ToolCallTracker {
     let open: ToolInvocation | undefined;
     if (id !== '') {
       const key = keyOf(scope, id);
-      if (this.closed.has(key)) return undefined;
       open = this.open.get(key);
+      // A key is open or closed, never both: the small map of open calls answers most results alone.
+      if (open === undefined && this.closed.has(key)) return undefined;
     }
     // Older producers send no id: the oldest open call of the same name answers.
     if (open === undefined) {
@@ -343,8 +344,8 @@ export class ToolCallTracker {
 /** How many action requests are remembered: a run stops at its first approvals, so a few are all there are. */
 const REMEMBERED_REQUESTS = 1024;
 
-/** How many orphan results are remembered, oldest forgotten first. */
-const REMEMBERED_ORPHANS = 1024;
+/** How many orphan results are remembered, oldest forgotten first: a call after that many others is not paired with its result. */
+export const REMEMBERED_ORPHANS = 1024;
 
 /** The fields of a sub-agent's scope, for the rare snapshots built by spreading. */
 function scopeFields(scope: Scope): Pick<ToolInvocation, 'subagent' | 'instanceId'> {

@@ -10,21 +10,33 @@ import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 const BLOCK_BYTES = 1 << 20;
 
 /**
- * The file's bytes, a block at a time, all read into one buffer: a stream
- * would allocate a new 1 MiB buffer for each read. The buffer is read again
- * only once the decoder has taken the last block, and the decoder copies what
- * it keeps of a block (the start of a line). Leaving the loop closes the file.
+ * The file's bytes, a block at a time, read into two buffers in turn: a
+ * stream would allocate a new 1 MiB buffer for each read. The next block is
+ * read into one while the decoder takes the other, so that the decoder does
+ * not wait for the disk, nor for a thread of the pool on a busy machine. A
+ * buffer is read into again only once the decoder has taken its block, and
+ * the decoder copies what it keeps of a block (the start of a line). Leaving
+ * the loop waits for the read under way, then closes the file.
  */
 async function* blocks(path: string | URL): AsyncGenerator<Uint8Array, void, undefined> {
   const file = await open(path, 'r');
+  let current = new Uint8Array(BLOCK_BYTES);
+  let spare = new Uint8Array(BLOCK_BYTES);
+  let reading: Promise<{ bytesRead: number }> | undefined;
   try {
-    const buffer = new Uint8Array(BLOCK_BYTES);
+    reading = file.read(current, 0, BLOCK_BYTES, null);
     for (;;) {
-      const { bytesRead } = await file.read(buffer, 0, BLOCK_BYTES, null);
+      const { bytesRead } = await reading;
+      reading = undefined;
       if (bytesRead === 0) return;
-      yield buffer.subarray(0, bytesRead);
+      const block = current.subarray(0, bytesRead);
+      [current, spare] = [spare, current];
+      reading = file.read(current, 0, BLOCK_BYTES, null);
+      yield block;
     }
   } finally {
+    // A read left under way is waited for; its error, if any, is no one's now.
+    await reading?.catch(() => undefined);
     await file.close();
   }
 }

@@ -10,6 +10,7 @@
  * git worktree add /tmp/before <commit> && ln -s "$PWD/node_modules" /tmp/before/node_modules
  * npx tsx test/bench/against.bench.ts --against /tmp/before          # 100 MB, 30 + 20 passes each
  * npx tsx test/bench/against.bench.ts --against /tmp/before --smoke  # ~2 MB, 2 passes each
+ * npx tsx test/bench/against.bench.ts --against /tmp/before --mix bytes  # the byte-heavy transcript
  * ```
  */
 import { createReadStream } from 'node:fs';
@@ -21,13 +22,20 @@ import { fromJsonl, type EvoEvent, type UnknownEvent } from '../../src/index.js'
 import { summarize } from '../../operators/index.js';
 import { traceRun } from '../../otel/index.js';
 import { largeTranscript } from '../fixtures/producer.js';
+import { transcriptMix } from './mix.js';
 import { median, table } from './report.js';
 import { timedRounds } from './rounds.js';
 import { Sdk } from './sdk.js';
 
 const { values: flags } = parseArgs({
-  options: { against: { type: 'string' }, smoke: { type: 'boolean' }, mb: { type: 'string' } },
+  options: {
+    against: { type: 'string' },
+    smoke: { type: 'boolean' },
+    mb: { type: 'string' },
+    mix: { type: 'string', default: 'text' },
+  },
 });
+const mix = transcriptMix(flags.mix);
 if (flags.against === undefined) throw new TypeError('against.bench.ts: --against DIR (another checkout) is needed');
 const smoke = flags.smoke === true;
 const mb = Number(flags.mb ?? (smoke ? 2 : 100));
@@ -74,10 +82,10 @@ async function main(): Promise<void> {
     summarize: ((await import(new URL('operators/index.ts', dir).href)) as { summarize: Summarize }).summarize,
     traceRun: ((await import(new URL('otel/index.ts', dir).href)) as { traceRun: TraceRun }).traceRun,
   };
-  const transcript = largeTranscript({ mb });
+  const transcript = largeTranscript({ mb, mix });
   const events: Events = await lastValueFrom(fromJsonl(createReadStream(transcript.path)).pipe(toArray()));
   console.log(
-    `${events.length.toLocaleString('en')} events (${mb} MB); against ${flags.against}; node ${process.version}`,
+    `${events.length.toLocaleString('en')} events (${mb} MB, ${mix} mix); against ${flags.against}; node ${process.version}`,
   );
   const side = (label: string, pass: Side['pass']): Side => ({ label, pass, times: [], cpu: [] });
   const rows = [

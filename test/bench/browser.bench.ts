@@ -20,6 +20,7 @@
  * npx tsx test/bench/browser.bench.ts                # 100 MB, 9 rounds
  * npx tsx test/bench/browser.bench.ts --mb 20 --rounds 9
  * npx tsx test/bench/browser.bench.ts --smoke        # ~2 MB, 1 round, for CI
+ * npx tsx test/bench/browser.bench.ts --mix bytes    # the byte-heavy transcript: tool results of a few KB
  * npx tsx test/bench/browser.bench.ts --breakdown    # also fromJsonl's stages timed one by one, on the body held in memory
  * npx tsx test/bench/browser.bench.ts --profile      # also CPU profiles of one baseline and one fromJsonl pass (test/bench/.data/*.cpuprofile)
  * ```
@@ -36,6 +37,7 @@ import { bundleForBrowser } from '../../examples/web/bundle.js';
 import { launchChromium } from '../support/chromium.js';
 import { BENCH_GLOBAL, VARIANTS, type BenchPage, type PassResult, type Variant } from './browser/protocol.js';
 import { DATA_DIR, largeTranscript } from '../fixtures/producer.js';
+import { transcriptMix } from './mix.js';
 import { median, table } from './report.js';
 
 const MB = 1_000_000;
@@ -47,8 +49,10 @@ const { values: flags } = parseArgs({
     smoke: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     breakdown: { type: 'boolean', default: false },
+    mix: { type: 'string', default: 'text' },
   },
 });
+const mix = transcriptMix(flags.mix);
 const smoke = flags.smoke === true;
 const rounds = smoke ? 1 : Number(flags.rounds ?? 9);
 const mb = Number(flags.mb ?? (smoke ? 2 : 100));
@@ -58,7 +62,7 @@ if (!(mb > 0)) throw new Error(`--mb must be > 0, got ${flags.mb}`);
 
 /** The transcript to read: the one place that names the generator, so that another can take its place. */
 function benchTranscript(sizeMb: number): { path: string; bytes: number; events: number; reused: boolean } {
-  return largeTranscript({ mb: sizeMb });
+  return largeTranscript({ mb: sizeMb, mix });
 }
 
 const LABELS: Record<Variant, string> = {
@@ -141,7 +145,7 @@ async function profile(page: Page, url: string, variant: Variant): Promise<strin
   await pass(page, variant, url);
   const { profile: cpuProfile } = await cdp.send('Profiler.stop');
   await cdp.detach();
-  const path = `${DATA_DIR}browser-${variant}-${mb}mb.cpuprofile`;
+  const path = `${DATA_DIR}browser-${variant}-${mb}mb-${mix}.cpuprofile`;
   writeFileSync(path, JSON.stringify(cpuProfile));
   return path;
 }
@@ -154,7 +158,7 @@ async function main(): Promise<void> {
   );
   const transcript = benchTranscript(mb);
   console.log(
-    `transcript: ${transcript.path} — ${(transcript.bytes / MB).toFixed(1)} MB, ${transcript.events} events${transcript.reused ? ' (cached)' : ''}`,
+    `transcript: ${transcript.path} — ${mix} mix, ${(transcript.bytes / MB).toFixed(1)} MB, ${transcript.events} events${transcript.reused ? ' (cached)' : ''}`,
   );
 
   const server = await serve(transcript.path, transcript.bytes);

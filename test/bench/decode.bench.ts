@@ -21,6 +21,7 @@
  * npx tsx test/bench/decode.bench.ts --mb 20 --rounds 9
  * npx tsx test/bench/decode.bench.ts --smoke        # ~2 MB, 1 round, for CI
  * npx tsx test/bench/decode.bench.ts --only 3       # one variant (e.g. under node --cpu-prof)
+ * npx tsx test/bench/decode.bench.ts --mix bytes    # the byte-heavy transcript: tool results of a few KB
  * ```
  */
 import { createReadStream } from 'node:fs';
@@ -34,6 +35,7 @@ import { fromJsonl, type DecodeIssue, type EvoEvent } from '../../src/index.js';
 import { fromJsonlFile } from '../../src/files/fromJsonlFile.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
 import { largeTranscript } from '../fixtures/producer.js';
+import { transcriptMix } from './mix.js';
 import { median, table } from './report.js';
 import { timedRounds } from './rounds.js';
 import { figuresOf, type Figures } from './figures.js';
@@ -49,6 +51,7 @@ const { values: flags } = parseArgs({
     mb: { type: 'string' },
     smoke: { type: 'boolean', default: false },
     only: { type: 'string' },
+    mix: { type: 'string', default: 'text' },
   },
 });
 const smoke = flags.smoke === true;
@@ -57,6 +60,7 @@ const mb = Number(flags.mb ?? (smoke ? 2 : 100));
 if (!Number.isInteger(rounds) || rounds < 1)
   throw new Error(`--rounds must be a positive integer, got ${flags.rounds}`);
 if (!(mb > 0)) throw new Error(`--mb must be > 0, got ${flags.mb}`);
+const mix = transcriptMix(flags.mix);
 const only = flags.only === undefined ? undefined : new Set(flags.only.split(',').map((s) => Number(s.trim())));
 
 // --- the variants ---------------------------------------------------------------------
@@ -205,10 +209,10 @@ async function main(): Promise<void> {
   console.log(`runtime: node ${process.version} (V8 ${process.versions.v8}), ${process.platform}/${process.arch}`);
 
   const started = performance.now();
-  const transcript = largeTranscript({ mb });
+  const transcript = largeTranscript({ mb, mix });
   const size = transcript.bytes;
   console.log(
-    `transcript: ${transcript.path} — ${(size / MB).toFixed(1)} MB, ${transcript.events} events` +
+    `transcript: ${transcript.path} — ${mix} mix, ${(size / MB).toFixed(1)} MB, ${transcript.events} events` +
       (transcript.reused ? ' (cached)' : ` (generated in ${((performance.now() - started) / 1000).toFixed(1)} s)`),
   );
 

@@ -28,6 +28,15 @@ describe('benchmark smoke', () => {
     expect(stdout).toContain('(8) gives the figures of summarize() in (4)');
   }, 60_000);
 
+  it('decode.bench.ts and summarize.bench.ts read the byte-heavy transcript with --mix bytes', async () => {
+    const decode = await bench('decode.bench.ts', '--mix', 'bytes', '--only', '1,4,8');
+    expect(decode.stdout).toMatch(/transcript: .* bytes mix/);
+    expect(decode.stdout).toContain('(8) gives the figures of summarize() in (4)');
+    const summary = await bench('summarize.bench.ts', '--mix', 'bytes');
+    expect(summary.stdout).toMatch(/transcript: bytes mix/);
+    expect(summary.stdout).toMatch(/\(3\) summarize\(\) +\| +[\d.]+ \|/);
+  }, 60_000);
+
   it('latency.bench.ts measures every event', async () => {
     const { stdout } = await bench('latency.bench.ts');
     expect(stdout).toMatch(/p50 [\d.]+ ms {3}p90 [\d.]+ ms {3}p99 [\d.]+ ms/);
@@ -82,6 +91,16 @@ describe('benchmark smoke', () => {
       const { stdout } = await bench('browser.bench.ts');
       for (const variant of ['drain:', 'baseline: TextDecoderStream', 'fromJsonl(response.body)'])
         expect(stdout).toContain(variant);
+      expect(stdout).toMatch(/fromJsonl\(response\.body\) +\| +[\d.]+ \| +[\d.]+ \| +[\d,]+ \| +[\d.]+× \|/);
+    },
+    60_000,
+  );
+
+  it.skipIf(!hasChromium)(
+    'browser.bench.ts reads the byte-heavy transcript with --mix bytes',
+    async () => {
+      const { stdout } = await bench('browser.bench.ts', '--mix', 'bytes');
+      expect(stdout).toMatch(/transcript: .* bytes mix/);
       expect(stdout).toMatch(/fromJsonl\(response\.body\) +\| +[\d.]+ \| +[\d.]+ \| +[\d,]+ \| +[\d.]+× \|/);
     },
     60_000,

@@ -15,6 +15,7 @@
  * npx tsx test/bench/summarize.bench.ts                # 100 MB, 7 rounds
  * npx tsx test/bench/summarize.bench.ts --smoke        # ~2 MB, 1 round
  * npx tsx test/bench/summarize.bench.ts --only 1,3 --rounds 9
+ * npx tsx test/bench/summarize.bench.ts --mix bytes  # the byte-heavy transcript: tool results of a few KB
  * ```
  */
 import { createReadStream } from 'node:fs';
@@ -25,13 +26,21 @@ import { fromJsonl, type EvoEvent, type UnknownEvent } from '../../src/index.js'
 import { summarize, type RunSummary } from '../../operators/index.js';
 import { RunModel } from '../../operators/RunModel.js';
 import { largeTranscript } from '../fixtures/producer.js';
+import { transcriptMix } from './mix.js';
 import { handTally } from './handTally.js';
 import { median, table } from './report.js';
 import { timedRounds } from './rounds.js';
 
 const { values: flags } = parseArgs({
-  options: { smoke: { type: 'boolean' }, rounds: { type: 'string' }, mb: { type: 'string' }, only: { type: 'string' } },
+  options: {
+    smoke: { type: 'boolean' },
+    rounds: { type: 'string' },
+    mb: { type: 'string' },
+    only: { type: 'string' },
+    mix: { type: 'string', default: 'text' },
+  },
 });
+const mix = transcriptMix(flags.mix);
 const smoke = flags.smoke === true;
 const rounds = smoke ? 1 : Number(flags.rounds ?? 7);
 const mb = Number(flags.mb ?? (smoke ? 2 : 100));
@@ -66,11 +75,13 @@ function timeless(summary: RunSummary): unknown {
 
 async function main(): Promise<void> {
   console.log(`machine: ${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length}, node ${process.version}`);
-  const transcript = largeTranscript({ mb });
+  const transcript = largeTranscript({ mb, mix });
   const events: Events = await lastValueFrom(
     fromJsonl(createReadStream(transcript.path, { highWaterMark: 1 << 20 })).pipe(toArray()),
   );
-  console.log(`transcript: ${(transcript.bytes / 1e6).toFixed(1)} MB, ${events.length} events, decoded beforehand`);
+  console.log(
+    `transcript: ${mix} mix, ${(transcript.bytes / 1e6).toFixed(1)} MB, ${events.length} events, decoded beforehand`,
+  );
   const variants: Variant[] = [
     { id: 1, label: '(1) hand-written tally', run: async (e) => handTally(e, Date.now), times: [], cpu: [] },
     { id: 2, label: '(2) RunModel, no Rx', run: async (e) => tallied(e), times: [], cpu: [] },

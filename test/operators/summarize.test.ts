@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { from, lastValueFrom } from 'rxjs';
 import type { EvoEvent } from '../../index.js';
 import { summarize, type RunSummary } from '../../operators/index.js';
 import { events as ev } from '../../testing/events.js';
@@ -248,5 +249,31 @@ describe('summarize', () => {
         }),
       });
     });
+  });
+});
+
+describe('summarize, results before their calls', () => {
+  it('fills in the place of each result whose call comes later, as far back as results are remembered', async () => {
+    // 1,100 results whose calls were made before a --resume, then their calls, then one plain call and result.
+    const ids = Array.from({ length: 1100 }, (_, i) => `r${i}`);
+    const events: EvoEvent[] = [
+      ...ids.map((id, i) => ev.toolResult('read_file', `content ${i}`, { id, success: i % 2 === 0 })),
+      ev.toolResult('ls', 'no id'),
+      ...ids.map((id, i) => ev.toolCall('read_file', { file_path: `/f${i}` }, { id })),
+      ev.toolCall('ls', { path: '.' }, { id: 'c1' }),
+      ev.toolResult('ls', 'a b', { id: 'c1' }),
+    ];
+    const summary = await lastValueFrom(from(events).pipe(summarize()));
+    expect(summary.invocations.map((i) => i.id)).toEqual([...ids, '', 'c1']);
+    expect(new Set(summary.invocations.map((i) => i.key)).size).toBe(summary.invocations.length);
+    // The oldest results are forgotten past the window: their calls, coming too late, leave them without arguments.
+    const filled = summary.invocations.filter((i) => i.name === 'read_file' && 'file_path' in i.args);
+    expect(filled.map((i) => i.id)).toEqual(ids.slice(-1024));
+    expect(summary.invocations.map((i) => i.status)).toEqual([
+      ...ids.map((_, i) => (i % 2 === 0 ? 'succeeded' : 'failed')),
+      'succeeded',
+      'succeeded',
+    ]);
+    expect(summary.invocations.at(-1)).toMatchObject({ key: key('c1'), args: { path: '.' } });
   });
 });
