@@ -22,7 +22,7 @@ class Leader {
   readonly subject = `acks.${randomUUID()}`;
 
   constructor(private readonly nc: NatsConnection) {
-    nc.subscribe(this.subject, { callback: (_err, msg) => this.got.push(msg) });
+    nc.subscribe(this.subject, { callback: (_err, msg) => void this.got.push(msg) });
   }
 
   /** The payloads it got, in order. */
