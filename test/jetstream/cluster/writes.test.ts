@@ -1,7 +1,8 @@
 // Runs written on a three-server cluster through a move of the events
-// stream's leader (a stepdown, as in a rolling restart) and through a kill
-// of its leader and its restart. A publish in flight when the leader goes
-// is lost with it and has no answer: it is sent again within a second (or
+// stream's leader (a stepdown) while publishes on their way to it are lost
+// (their connection breaks, as a rolling restart breaks them), and through a
+// kill of its leader and its restart. A publish in flight when the leader
+// goes is lost with it and has no answer: it is sent again within a second (or
 // at once when a later one of its run is stored), so the write gap a move
 // costs is about an election, not the 5 s of an ack timeout. Every run is
 // stored whole, and read whole and in order through each server, although a
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../../src/events/codecs.js';
 import { ensureStreams, type JetStreamLayout } from '../../../src/jetstream/index.js';
 import { NatsCluster } from '../../support/natsCluster.js';
+import { TcpProxy } from '../../support/tcpProxy.js';
 import { uniquePrefix } from '../support.js';
 import { describeReader, runReader, settled, until, writeRun, type ReaderLog } from './readersSupport.js';
 import { longest, numberOf, stepDown, storeDelays, timed } from './writesSupport.js';
@@ -25,6 +27,7 @@ const READ_BOUND_MS = 30_000;
 describe('runs written through a leader change on a cluster', () => {
   let cluster: NatsCluster;
   const connections: NatsConnection[] = [];
+  const proxies: TcpProxy[] = [];
   let layout: JetStreamLayout;
 
   const connect = async (servers: string | string[]) => {
@@ -40,6 +43,7 @@ describe('runs written through a leader change on a cluster', () => {
 
   afterAll(async () => {
     for (const nc of connections) await nc.close().catch(() => undefined);
+    for (const proxy of proxies) await proxy.close();
     await cluster?.dispose();
   });
 
@@ -69,18 +73,28 @@ describe('runs written through a leader change on a cluster', () => {
     return longest(delays.values(), GAP_BOUND_MS);
   }
 
-  it('stores every event within seconds of a stepdown, and every reader gets its run whole and in order', async () => {
+  it('stores every event within seconds of a leader move that loses publishes on their way', async () => {
+    const leaderName = await until(() => cluster.leaderOf(layout.eventsStream));
+    const leader = cluster.indexOf(leaderName);
+    // The writer on the leader, through a link of the test's.
+    const link = await TcpProxy.start(cluster.urls[leader]!);
+    proxies.push(link);
+    const writer = await connect(link.url);
     const on = await Promise.all(cluster.urls.map((url) => connect(url)));
-    const writer = await connect(cluster.urls);
-    const { ids, written, readers } = await runs('s', writer, on);
-    const before = await until(() => cluster.leaderOf(layout.eventsStream));
-    await stepDown(writer, layout.eventsStream);
+    const { ids, written, readers } = await runs('m', writer, on);
+    // Publishes on their way as the leadership moves, then lost with their connection: they have no answer.
+    const sent = writer.stats().outMsgs;
+    link.stall('toServer');
+    await until(async () => (writer.stats().outMsgs >= sent + 5 ? true : undefined));
+    await stepDown(on[(leader + 1) % 3]!, layout.eventsStream);
     const after = await until(async () => {
-      const leader = await cluster.leaderOf(layout.eventsStream);
-      return leader !== before ? leader : undefined;
+      const now = await cluster.leaderOf(layout.eventsStream);
+      return now && now !== leaderName ? now : undefined;
     });
+    link.cut();
+    link.resume();
     const { max, over } = await check(ids, written, readers);
-    console.log(`leader moved ${before} → ${after}: the longest store of an event took ${Math.round(max)} ms`);
+    console.log(`leader moved ${leaderName} → ${after}: the longest store of an event took ${Math.round(max)} ms`);
     expect(over, `events stored more than ${GAP_BOUND_MS} ms after their writing (longest ${Math.round(max)} ms)`).toBe(
       0,
     );

@@ -2,7 +2,7 @@
 // time they were written, a leader move, and how long after its writing each
 // event was stored, read from the stream's own timestamps.
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
+import { jetstreamManager, type MsgRequest } from '@nats-io/jetstream';
 import { interval, map, take, type Observable } from 'rxjs';
 import type { EvoEvent } from '../../../src/events/codecs.js';
 import type { JetStreamLayout } from '../../../src/jetstream/index.js';
@@ -26,24 +26,30 @@ export async function stepDown(nc: NatsConnection, stream: string): Promise<void
   if (!answer.success) throw new Error(`stepdown of ${stream} refused: ${answer.error?.description ?? reply.string()}`);
 }
 
-/** How long after its writing each event of `runIds` was stored (the stream's timestamp), in ms, by run. */
+/**
+ * How long after its writing each event of `runIds` was stored (the stream's
+ * timestamp), in ms, by run: read message by message from the stream's
+ * leader, whose copy is whole while a restarted replica catches up.
+ */
 export async function storeDelays(
   nc: NatsConnection,
   layout: JetStreamLayout,
   runIds: readonly string[],
 ): Promise<Map<string, number[]>> {
-  const delays = new Map<string, number[]>(runIds.map((id) => [id, []]));
-  const consumer = await jetstream(nc).consumers.get(layout.eventsStream, {
-    filter_subjects: runIds.map((id) => layout.attemptSubject(id, 1)),
-    deliver_policy: DeliverPolicy.All,
-  });
-  const { num_pending: total } = await consumer.info(true);
-  const read = await consumer.fetch({ max_messages: total, expires: 10_000 });
-  let seen = 0;
-  for await (const m of read) {
-    const written = Number(/ at (\d+) /.exec(m.string())?.[1]);
-    delays.get(m.subject.split('.').at(-2)!)?.push(m.info.timestampNanos / 1e6 - written);
-    if (++seen >= total) break;
+  const jsm = await jetstreamManager(nc);
+  const delays = new Map<string, number[]>();
+  for (const id of runIds) {
+    const subject = layout.attemptSubject(id, 1);
+    const ms: number[] = [];
+    for (let seq = 1; ;) {
+      const m = await jsm.streams
+        .getMessage(layout.eventsStream, { seq, next_by_subj: subject } as unknown as MsgRequest)
+        .catch(() => null);
+      if (!m) break;
+      ms.push(Date.parse(m.timestamp) - Number(/ at (\d+) /.exec(m.string())?.[1]));
+      seq = m.seq + 1;
+    }
+    delays.set(id, ms);
   }
   return delays;
 }
