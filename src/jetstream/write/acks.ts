@@ -13,7 +13,7 @@ export class StoreRefusal extends Error {
   }
 }
 
-/** How long a publish of the collector waits for its ack in all, and how long without one before it is sent again. */
+/** How long a publish of the collector waits for its ack in all, and how long without one before it is sent again (`Infinity`: never). */
 export interface AckWait {
   readonly timeoutMs: number;
   readonly resendAfterMs: number;
@@ -174,7 +174,8 @@ export class AckCollector {
   private resendBefore(token: number, stored: Waiter): void {
     for (const [earlier, waiter] of this.waiters) {
       if (earlier > token) break;
-      if (waiter.subject === stored.subject && waiter.sentOrder < stored.sentOrder) this.resend(earlier, waiter);
+      if (waiter.subject !== stored.subject || waiter.resendAfterMs === Infinity) continue;
+      if (waiter.sentOrder < stored.sentOrder) this.resend(earlier, waiter);
     }
   }
 

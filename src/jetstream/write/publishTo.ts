@@ -55,6 +55,7 @@ export interface PublishToOptions extends LayoutOptions {
    * same `Nats-Msg-Id`. Default 1000: a publish lost in a leader change
    * costs about this, where waiting out `ackTimeoutMs` would cost 5 s. A
    * publish is also sent again as soon as a later one of the run is stored.
+   * `Infinity`: never sent again before `ackTimeoutMs`.
    */
   readonly resendAfterMs?: number;
   /**
