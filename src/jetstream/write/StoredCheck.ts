@@ -5,6 +5,7 @@ import { clientsOf } from '../wire/clients.js';
 import { partOf, type Part } from '../wire/parts.js';
 import type { AttemptMessages } from './AttemptMessages.js';
 import { publishStored, type PublishTiming } from './publishStored.js';
+import { retried } from '../wire/backoff.js';
 
 /** A message of the attempt kept to be sent again: its payload and which part of its event it is. */
 interface Kept {
@@ -63,11 +64,13 @@ export class StoredCheck {
 
   /** Resolves once the stream holds every message sent; fails with a `BrokerError` if some cannot be sent again. */
   async complete(): Promise<void> {
+    // Asked again through an election, as a publish is.
+    const until = Date.now() + this.timing.retryForMs;
     for (;;) {
-      if (this.count === 0 || (await this.storedCount()) >= this.count) return;
+      if (this.count === 0 || (await retried(this.nc, () => this.storedCount(), until)) >= this.count) return;
       if (++this.round > ROUNDS)
         throw new BrokerError(`${this.subject}: messages still missing after ${ROUNDS} rounds of sending them again`);
-      await this.sendMissing(await this.storedKeys());
+      await this.sendMissing(await retried(this.nc, () => this.storedKeys(), until));
     }
   }
 
