@@ -12,10 +12,11 @@ export const DEFAULTS = {
    */
   resendAfterMs: 1000,
   /**
-   * Bytes of an attempt's last events kept after their ack, to be sent again
-   * if the stream lacks them when the attempt ends (a write a leader change lost).
+   * Bytes of an attempt's last messages (256 at most) kept after their ack,
+   * to be sent again if the stream lacks them when the attempt ends (a write
+   * a leader change lost).
    */
-  resendKeptBytes: 8 * MIB,
+  resendKeptBytes: 4 * MIB,
   /** How long a publish is retried (same `Nats-Msg-Id`) before it fails. */
   retryForMs: 30_000,
   /** Publishes of one attempt awaiting their ack at most. */

@@ -6,6 +6,7 @@ import { partOf, type Part } from '../wire/parts.js';
 import type { AttemptMessages } from './AttemptMessages.js';
 import { publishStored, type PublishTiming } from './publishStored.js';
 import { retried } from '../wire/backoff.js';
+import { Fifo } from '../../common/Fifo.js';
 
 /** A message of the attempt kept to be sent again: its payload and which part of its event it is. */
 interface Kept {
@@ -17,6 +18,13 @@ interface Kept {
 /** The key of one message of an attempt: its event, and its part if it is one. */
 const keyOf = (sequence: number, part: Part | undefined): string =>
   part === undefined ? `${sequence}` : `${sequence}.${part.index}`;
+
+/**
+ * Messages of an attempt whose payloads are kept after their ack, at most:
+ * a window, not the whole run, which would keep every event alive and cost
+ * the writer's garbage collector more than the rest of its path.
+ */
+const KEPT_MESSAGES = 256;
 
 /** How many rounds of sending missing messages again before the attempt gives up. */
 const ROUNDS = 3;
@@ -30,14 +38,17 @@ const ROUNDS = 3;
  * the subject's count of messages (the leader's) is compared with what was
  * sent; when it is short, the subject is read back and each missing message
  * is sent again under a fresh `Nats-Msg-Id` (a reader drops a copy of an
- * event it already has). The payloads of the last `keptBytes` sent are kept
- * for that; a message missing from before them fails the attempt.
+ * event it already has). The payloads of the last 256 messages sent (and at
+ * most `maxKeptBytes`) are kept for that; a message missing from before them
+ * fails the attempt with a `BrokerError` that names it, rather than end it
+ * with a hole.
  */
 export class StoredCheck {
   /** The count of parts (0: sent whole) of each event sent, by sequence. */
-  private readonly shapes = new Map<number, number>();
+  private readonly shapes: number[] = [];
   private count = 0;
-  private readonly kept = new Map<string, Kept>();
+  /** The last messages sent, oldest first: a queue, not a map, on the path of every publish. */
+  private readonly kept = new Fifo<Kept>();
   private keptBytes = 0;
   private round = 0;
 
@@ -49,17 +60,14 @@ export class StoredCheck {
     private readonly maxKeptBytes: number,
   ) {}
 
-  /** A message of the attempt is sent: counted, and its payload kept while it is among the last `maxKeptBytes`. */
+  /** A message of the attempt is sent: counted, and its payload kept while it is among the last ones. */
   sent(sequence: number, data: Uint8Array, part: Part | undefined): void {
     this.count++;
-    this.shapes.set(sequence, part?.count ?? 0);
-    this.kept.set(keyOf(sequence, part), { sequence, data, part });
+    this.shapes[sequence] = part?.count ?? 0;
+    this.kept.push({ sequence, data, part });
     this.keptBytes += data.length;
-    for (const [key, oldest] of this.kept) {
-      if (this.keptBytes <= this.maxKeptBytes) break;
-      this.kept.delete(key);
-      this.keptBytes -= oldest.data.length;
-    }
+    while (this.keptBytes > this.maxKeptBytes || this.kept.length > KEPT_MESSAGES)
+      this.keptBytes -= this.kept.shift()!.data.length;
   }
 
   /** Resolves once the stream holds every message sent; fails with a `BrokerError` if some cannot be sent again. */
@@ -109,20 +117,22 @@ export class StoredCheck {
 
   /** Sends again, under fresh ids, each message sent that `stored` lacks. */
   private async sendMissing(stored: ReadonlySet<string>): Promise<void> {
+    const kept = new Map(this.kept.toArray().map((k) => [keyOf(k.sequence, k.part), k]));
     const resend: Promise<unknown>[] = [];
-    for (const [sequence, count] of this.shapes) {
+    for (const [sequence, count] of this.shapes.entries()) {
+      if (count === undefined) continue;
       const parts = count === 0 ? [undefined] : Array.from({ length: count }, (_, i) => ({ index: i + 1, count }));
       for (const part of parts) {
         const key = keyOf(sequence, part);
         if (stored.has(key)) continue;
-        const kept = this.kept.get(key);
-        if (!kept)
+        const message = kept.get(key);
+        if (!message)
           throw new BrokerError(
             `event ${sequence} is missing from ${this.subject} in stream ${this.stream}, and is no longer held to be sent again`,
           );
         const target = this.messages.event(sequence, part);
         resend.push(
-          publishStored(this.nc, { ...target, msgID: `${target.msgID}.again${this.round}` }, kept.data, this.timing),
+          publishStored(this.nc, { ...target, msgID: `${target.msgID}.again${this.round}` }, message.data, this.timing),
         );
       }
     }

@@ -70,6 +70,8 @@ export class AckCollector {
   /** When each subject with a publish awaiting its ack last had one stored. */
   private readonly lastAck = new Map<string, number>();
   private next = 0;
+  /** No publish below this token awaits its ack: acks come in order, and this spares a look at older ones. */
+  private low = 0;
   private sends = 0;
   private sweeper: Timer | undefined;
   private sweepEveryMs = Infinity;
@@ -162,6 +164,7 @@ export class AckCollector {
 
   private settle(token: number, waiter: Waiter, outcome: PubAck | Error): void {
     this.waiters.delete(token);
+    while (this.low < this.next && !this.waiters.has(this.low)) this.low++;
     if (outcome instanceof Error) waiter.reject(outcome);
     else waiter.resolve(outcome);
   }
@@ -172,9 +175,10 @@ export class AckCollector {
    * it (acks come back in the order a leader stores), so they are sent again.
    */
   private resendBefore(token: number, stored: Waiter): void {
-    for (const [earlier, waiter] of this.waiters) {
-      if (earlier > token) break;
-      if (waiter.subject !== stored.subject || waiter.resendAfterMs === Infinity) continue;
+    // By token, not by iterating the map: its deleted entries would be walked past at every ack.
+    for (let earlier = this.low; earlier < token; earlier++) {
+      const waiter = this.waiters.get(earlier);
+      if (!waiter || waiter.subject !== stored.subject || waiter.resendAfterMs === Infinity) continue;
       if (waiter.sentOrder < stored.sentOrder) this.resend(earlier, waiter);
     }
   }
