@@ -78,6 +78,15 @@ describe('benchmark smoke', () => {
     expect(stdout).toMatch(/kill → started\(2\) +min [\d.]+ s {3}median [\d.]+ s {3}max [\d.]+ s/);
   }, 120_000);
 
+  it('cluster.bench.ts measures R1 against R3 and a leader move before and after', async () => {
+    const { stdout } = await bench('cluster.bench.ts');
+    expect(stdout).toMatch(/^\| \(R1\) +\| +[\d,]+ \|$/m);
+    expect(stdout).toMatch(/^\| \(R3\) +\| +[\d,]+ \|$/m);
+    expect(stdout).toMatch(/ratio \(R3 \/ R1\): [\d.]+×/);
+    expect(stdout.match(/^\| \((now|before)\) .*\| +\d+ ms \| +\d+ ms \|$/gm)).toHaveLength(2);
+    expect(stdout).toMatch(/ratio \(before \/ now\): [\d.]+×/);
+  }, 120_000);
+
   it('memory.bench.ts measures each variant in its own process', async () => {
     const { stdout } = await bench('memory.bench.ts');
     // readline, fromJsonl + operators, fromJsonlFile + summarize(), one long line.

@@ -8,15 +8,17 @@ import { servingReplicas } from './placement.js';
  * the attempt's end, events before its start, too many held ahead of a
  * missing one). In a cluster a consumer reads one server's copy, which may be
  * behind or may have skipped messages it holds; so the run is read again,
- * from the message after the last one taken in order, on a server whose copy
- * this reader has not read. Once every server that serves the stream was
+ * from the attempt's start, on a server whose copy this reader has not read.
+ * Not from past the last message taken: a publish sent again after a leader
+ * change stores its event after later ones, so a message before the last one
+ * taken may be an event still to come (what was taken is dropped as a repeat). Once every server that serves the stream was
  * read (one only, without a cluster), the gap is the stream's: the reader
  * ends saying where it read, and naming the stream's limits only when they
  * could have removed the messages (the stream now begins past them).
  */
 export class GapRecovery {
-  /** The stream sequence of the last message taken in order. */
-  private through: number;
+  /** The stream sequence from which the attempt read is whole: its `started` record, or where reading began. */
+  private from: number;
   /** A reread is being decided: gaps seen meanwhile are the old consumer's. */
   private deciding = false;
 
@@ -26,19 +28,19 @@ export class GapRecovery {
     start: FollowStart,
     private readonly end: (error: BrokerError) => void,
   ) {
-    this.through = start.from === 'sequence' ? start.sequence - 1 : 0;
+    this.from = start.from === 'sequence' ? start.sequence : 1;
   }
 
-  /** A message taken in order, at stream sequence `streamSequence`. */
-  taken(streamSequence: number): void {
-    this.through = Math.max(this.through, streamSequence);
+  /** The `started` record of the attempt read, at stream sequence `streamSequence`, when read from the run's start. */
+  started(streamSequence: number): void {
+    this.from = Math.max(this.from, streamSequence);
   }
 
   /** A gap: `what` says what is missing. */
   found(following: OrderedReader, what: string): void {
     if (this.deciding) return;
     this.deciding = true;
-    const from = this.through + 1;
+    const from = this.from;
     following.rereadElsewhere(from, what).then(
       async (again) => {
         if (!again) this.end(await this.missing(following, what, from));

@@ -213,7 +213,6 @@ export class RunReader {
    */
   private emit(ready: InOrder): void {
     this.current = ready;
-    this.gaps?.taken(ready.streamSequence);
     this.sink.feed(this.decoder, ready.data);
     if (ready.part !== undefined && ready.part.index < ready.part.count) return;
     const fatal = this.sink.finish(this.decoder);
@@ -245,6 +244,7 @@ export class RunReader {
     if (record.record === 'dead-letter') return this.end(new DeadLetterError(runId, record.reason, record.attempts));
     if (record.record === 'started') {
       if (this.attempt === undefined) this.attempt = record.attempt;
+      if (record.attempt === this.attempt) this.gaps?.started(message.seq);
       else if (record.attempt > this.attempt) this.end(new AttemptSupersededError(runId, this.attempt, record.attempt));
       return;
     }

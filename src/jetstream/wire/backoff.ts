@@ -19,6 +19,13 @@ export function pause(ms: number): Promise<void> {
 export const UNAVAILABLE = 10008;
 
 /**
+ * JetStream's error code (servers from 2.11) for a publish whose
+ * `Nats-Msg-Id` the stream is still proposing: not stored yet, and never if
+ * the proposal is lost in a leader change. Ask again.
+ */
+export const IN_PROCESS = 10158;
+
+/**
  * Whether a broker call's failure is an answer that asking again will not
  * change: a JetStream API error (but "temporarily unavailable", which an
  * election gives), a payload over the server's limit, an invalid request, a
@@ -27,7 +34,7 @@ export const UNAVAILABLE = 10008;
  */
 export function lasting(err: unknown): boolean {
   for (let cause = err; cause instanceof Error; cause = cause.cause) {
-    if (cause instanceof JetStreamApiError) return cause.code !== UNAVAILABLE;
+    if (cause instanceof JetStreamApiError) return cause.code !== UNAVAILABLE && cause.code !== IN_PROCESS;
     if (/payload|invalid|permissions violation/i.test(`${cause.name} ${cause.message}`)) return true;
   }
   return false;

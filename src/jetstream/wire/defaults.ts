@@ -6,6 +6,17 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULTS = {
   /** How long one publish waits for the stream's ack. */
   ackTimeoutMs: 5000,
+  /**
+   * How long a publish goes without an answer before it is sent again (same
+   * `Nats-Msg-Id`): one lost in a leader change costs this, not `ackTimeoutMs`.
+   */
+  resendAfterMs: 1000,
+  /**
+   * Bytes of an attempt's last messages (256 at most) kept after their ack,
+   * to be sent again if the stream lacks them when the attempt ends (a write
+   * a leader change lost).
+   */
+  resendKeptBytes: 4 * MIB,
   /** How long a publish is retried (same `Nats-Msg-Id`) before it fails. */
   retryForMs: 30_000,
   /** Publishes of one attempt awaiting their ack at most. */

@@ -26,6 +26,8 @@ import {
 import { partBytesOf } from '../wire/parts.js';
 import { publishStored, type PublishTarget, type PublishTiming } from './publishStored.js';
 import { PublishQueue } from './PublishQueue.js';
+import { StoredCheck } from './StoredCheck.js';
+import { DEFAULTS } from '../wire/defaults.js';
 import { encodeRecord, type FinishedRecord, type StartedRecord } from '../wire/records.js';
 import { readStatus, type StoredStatus } from '../read/status.js';
 
@@ -58,6 +60,7 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
   private readonly queue: PublishQueue;
   private readonly backpressure: Backpressure;
   private readonly messages: AttemptMessages;
+  private readonly check: StoredCheck;
   private events = 0;
   private runBytes = 0;
   /** The stream sequence of the `started` record, once stored. */
@@ -76,8 +79,13 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
     private readonly subscriber: Subscriber<T>,
   ) {
     this.messages = new AttemptMessages(plan);
+    const { eventsStream } = plan.layout;
+    this.check = new StoredCheck(nc, eventsStream, this.messages, plan.timing, DEFAULTS.resendKeptBytes);
     this.queue = new PublishQueue(
-      (sequence, data, part) => publishStored(nc, this.messages.event(sequence, part), data, plan.timing),
+      (sequence, data, part) => {
+        this.check.sent(sequence, data, part);
+        return publishStored(nc, this.messages.event(sequence, part), data, plan.timing);
+      },
       { ...plan, partBytes: partBytesOf(nc) },
       () => {
         this.backpressure.update(this.queue.held);
@@ -198,25 +206,25 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
     this.finishing = true;
     const ending = this.ended;
     const record = this.messages.finished(ending, this.events, this.startSequence);
-    publishStored(
-      this.nc,
-      this.messages.status('finished', this.startSequence),
-      encodeRecord(record),
-      this.plan.timing,
-    ).then(
-      () => {
-        if (this.stopped) return;
-        this.stop();
-        try {
-          this.plan.onFinished?.(record);
-        } catch (err) {
-          return this.subscriber.error(err);
-        }
-        if (ending.failed) this.subscriber.error(ending.error);
-        else this.subscriber.complete();
-      },
-      (err: unknown) => this.refused(err),
-    );
+    const target = this.messages.status('finished', this.startSequence);
+    // The end is written only once the stream holds every message sent.
+    void this.check
+      .complete()
+      .then(() => (this.stopped ? undefined : publishStored(this.nc, target, encodeRecord(record), this.plan.timing)))
+      .then(
+        () => {
+          if (this.stopped) return;
+          this.stop();
+          try {
+            this.plan.onFinished?.(record);
+          } catch (err) {
+            return this.subscriber.error(err);
+          }
+          if (ending.failed) this.subscriber.error(ending.error);
+          else this.subscriber.complete();
+        },
+        (err: unknown) => this.refused(err),
+      );
   }
 
   /** Ends the run with a broker failure; tells the remote side if the broker still answers. */

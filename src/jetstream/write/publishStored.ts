@@ -1,6 +1,7 @@
 import { headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { JetStreamApiError, type PubAck } from '@nats-io/jetstream';
-import { AckCollector, StoreRefusal } from './acks.js';
+import { AckCollector, isStored, StoreRefusal } from './acks.js';
+import { DEFAULTS } from '../wire/defaults.js';
 import { BrokerError, StatusMovedError } from '../wire/errors.js';
 import { clientsOf, serverOf } from '../wire/clients.js';
 import { doubling, lasting, pause } from '../wire/backoff.js';
@@ -16,8 +17,12 @@ export interface PublishTarget {
 
 /** How long one publish waits for its ack, and for how long it is tried again. */
 export interface PublishTiming {
+  /** How long the first try waits for a stored ack, re-sends included, before the slower retries. */
   readonly ackTimeoutMs: number;
+  /** How long a publish is tried in all before it fails. */
   readonly retryForMs: number;
+  /** How long a publish goes without an answer before it is sent again. Default `DEFAULTS.resendAfterMs`. */
+  readonly resendAfterMs?: number;
 }
 
 /** The header JetStream de-duplicates on. */
@@ -34,7 +39,10 @@ function isWrongLastSequence(err: unknown): boolean {
 /**
  * Stores one message, retrying on timeouts and while the broker is away with
  * the same `Nats-Msg-Id` (the stream drops a repeat within its duplicate
- * window), until `retryForMs` has passed. A closed connection or an answer
+ * window), until `retryForMs` has passed. A publish lost in a leader change
+ * is sent again within `resendAfterMs`, or as soon as a later one on its
+ * subject is stored; a duplicate ack at sequence 0 (the id still being
+ * proposed) is not taken for stored. A closed connection or an answer
  * that will not change (a JetStream API error, a payload over the server's
  * limit) fails at once; a conditional publish whose subject moved on fails
  * with `StatusMovedError`. A retry after a lost ack is answered as a
@@ -54,7 +62,10 @@ export function publishStored(
   // Most publishes succeed at once: only a failure enters the retry loop, through the client's own js.publish.
   let first: Promise<PubAck>;
   try {
-    first = AckCollector.of(nc).publish(target.subject, data, h, timing.ackTimeoutMs);
+    first = AckCollector.of(nc).publish(target.subject, data, h, {
+      timeoutMs: timing.ackTimeoutMs,
+      resendAfterMs: timing.resendAfterMs ?? DEFAULTS.resendAfterMs,
+    });
   } catch (err) {
     // A closed connection cannot even subscribe: fail as a promise, like every other failure.
     first = Promise.reject(err instanceof Error ? err : new Error(String(err)));
@@ -99,12 +110,14 @@ class Retry {
     }
   }
 
-  private publish(): Promise<PubAck> {
-    return clientsOf(this.nc).js.publish(this.target.subject, this.data, {
+  private async publish(): Promise<PubAck> {
+    const ack = await clientsOf(this.nc).js.publish(this.target.subject, this.data, {
       msgID: this.target.msgID,
       headers: this.headers,
       timeout: this.timing.ackTimeoutMs,
     });
+    if (!isStored(ack)) throw new Error(`${this.target.msgID} is still being proposed (a duplicate at sequence 0)`);
+    return ack;
   }
 
   /** Throws when `err` will not change, or when waiting `delay` more would pass the deadline. */

@@ -51,6 +51,14 @@ export interface PublishToOptions extends LayoutOptions {
   /** How long a publish is retried (same `Nats-Msg-Id`, so never stored twice) before the run fails. Default 30 s. */
   readonly retryForMs?: number;
   /**
+   * Milliseconds a publish goes without an answer before it is sent again,
+   * same `Nats-Msg-Id`. Default 1000: a publish lost in a leader change
+   * costs about this, where waiting out `ackTimeoutMs` would cost 5 s. A
+   * publish is also sent again as soon as a later one of the run is stored.
+   * `Infinity`: never sent again before `ackTimeoutMs`.
+   */
+  readonly resendAfterMs?: number;
+  /**
    * The stream sequence of the run's last status message when this attempt
    * was chosen, 0 for none. The `started` record is stored only while that is
    * still the last, and the `finished` record only while `started` is: of two
@@ -142,6 +150,7 @@ export type WorkerPublishOptions = Pick<
   | 'maxRunBytes'
   | 'ackTimeoutMs'
   | 'retryForMs'
+  | 'resendAfterMs'
 >;
 
 /** How an attempt's writes are bounded and timed, checked and with their defaults. */
@@ -174,6 +183,7 @@ export function writeLimitsOf(options: WorkerPublishOptions, fn: string, within 
     timing: {
       ackTimeoutMs: options.ackTimeoutMs ?? DEFAULTS.ackTimeoutMs,
       retryForMs: options.retryForMs ?? DEFAULTS.retryForMs,
+      resendAfterMs: atLeast(fn, `${within}resendAfterMs`, options.resendAfterMs ?? DEFAULTS.resendAfterMs, 1),
     },
   };
 }

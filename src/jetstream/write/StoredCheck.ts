@@ -1,0 +1,141 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { RunHeaders } from '../wire/records.js';
+import { BrokerError } from '../wire/errors.js';
+import { clientsOf } from '../wire/clients.js';
+import { partOf, type Part } from '../wire/parts.js';
+import type { AttemptMessages } from './AttemptMessages.js';
+import { publishStored, type PublishTiming } from './publishStored.js';
+import { retried } from '../wire/backoff.js';
+import { Fifo } from '../../common/Fifo.js';
+
+/** A message of the attempt kept to be sent again: its payload and which part of its event it is. */
+interface Kept {
+  readonly sequence: number;
+  readonly data: Uint8Array;
+  readonly part: Part | undefined;
+}
+
+/** The key of one message of an attempt: its event, and its part if it is one. */
+const keyOf = (sequence: number, part: Part | undefined): string =>
+  part === undefined ? `${sequence}` : `${sequence}.${part.index}`;
+
+/**
+ * Messages of an attempt whose payloads are kept after their ack, at most:
+ * a window, not the whole run, which would keep every event alive and cost
+ * the writer's garbage collector more than the rest of its path.
+ */
+const KEPT_MESSAGES = 256;
+
+/** How many rounds of sending missing messages again before the attempt gives up. */
+const ROUNDS = 3;
+
+/**
+ * What one attempt sent to its events subject, checked against the stream
+ * before its `finished` record is written: a run's end is written only once
+ * its events are all stored. An ack is the stream's word, but a leader change
+ * can lose what a leader acknowledged, and an id the old leader still holds
+ * as "in process" would make a re-send under it a duplicate of nothing. So
+ * the subject's count of messages (the leader's) is compared with what was
+ * sent; when it is short, the subject is read back and each missing message
+ * is sent again under a fresh `Nats-Msg-Id` (a reader drops a copy of an
+ * event it already has). The payloads of the last 256 messages sent (and at
+ * most `maxKeptBytes`) are kept for that; a message missing from before them
+ * fails the attempt with a `BrokerError` that names it, rather than end it
+ * with a hole.
+ */
+export class StoredCheck {
+  /** The count of parts (0: sent whole) of each event sent, by sequence. */
+  private readonly shapes: number[] = [];
+  private count = 0;
+  /** The last messages sent, oldest first: a queue, not a map, on the path of every publish. */
+  private readonly kept = new Fifo<Kept>();
+  private keptBytes = 0;
+  private round = 0;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly stream: string,
+    private readonly messages: AttemptMessages,
+    private readonly timing: PublishTiming,
+    private readonly maxKeptBytes: number,
+  ) {}
+
+  /** A message of the attempt is sent: counted, and its payload kept while it is among the last ones. */
+  sent(sequence: number, data: Uint8Array, part: Part | undefined): void {
+    this.count++;
+    this.shapes[sequence] = part?.count ?? 0;
+    this.kept.push({ sequence, data, part });
+    this.keptBytes += data.length;
+    while (this.keptBytes > this.maxKeptBytes || this.kept.length > KEPT_MESSAGES)
+      this.keptBytes -= this.kept.shift()!.data.length;
+  }
+
+  /** Resolves once the stream holds every message sent; fails with a `BrokerError` if some cannot be sent again. */
+  async complete(): Promise<void> {
+    // Asked again through an election, as a publish is.
+    const until = Date.now() + this.timing.retryForMs;
+    for (;;) {
+      if (this.count === 0 || (await retried(this.nc, () => this.storedCount(), until)) >= this.count) return;
+      if (++this.round > ROUNDS)
+        throw new BrokerError(`${this.subject}: messages still missing after ${ROUNDS} rounds of sending them again`);
+      await this.sendMissing(await retried(this.nc, () => this.storedKeys(), until));
+    }
+  }
+
+  private get subject(): string {
+    return this.messages.event(1, undefined).subject;
+  }
+
+  /** The count of messages on the attempt's subject, as the stream's leader answers. */
+  private async storedCount(): Promise<number> {
+    const jsm = await clientsOf(this.nc).manager();
+    const info = await jsm.streams.info(this.stream, { subjects_filter: this.subject });
+    return info.state.subjects?.[this.subject] ?? 0;
+  }
+
+  /** The messages on the attempt's subject, read back (headers only). */
+  private async storedKeys(): Promise<Set<string>> {
+    const total = await this.storedCount();
+    const found = new Set<string>();
+    if (total === 0) return found;
+    const consumer = await clientsOf(this.nc).js.consumers.get(this.stream, {
+      filter_subjects: this.subject,
+      headers_only: true,
+    });
+    try {
+      const read = await consumer.fetch({ max_messages: total, expires: this.timing.ackTimeoutMs });
+      for await (const m of read) {
+        const part = partOf(m.headers?.get(RunHeaders.part));
+        if (part !== null) found.add(keyOf(Number(m.headers?.get(RunHeaders.sequence)), part));
+        if (m.info.pending === 0) break;
+      }
+    } finally {
+      await consumer.delete().catch(() => undefined);
+    }
+    return found;
+  }
+
+  /** Sends again, under fresh ids, each message sent that `stored` lacks. */
+  private async sendMissing(stored: ReadonlySet<string>): Promise<void> {
+    const kept = new Map(this.kept.toArray().map((k) => [keyOf(k.sequence, k.part), k]));
+    const resend: Promise<unknown>[] = [];
+    for (const [sequence, count] of this.shapes.entries()) {
+      if (count === undefined) continue;
+      const parts = count === 0 ? [undefined] : Array.from({ length: count }, (_, i) => ({ index: i + 1, count }));
+      for (const part of parts) {
+        const key = keyOf(sequence, part);
+        if (stored.has(key)) continue;
+        const message = kept.get(key);
+        if (!message)
+          throw new BrokerError(
+            `event ${sequence} is missing from ${this.subject} in stream ${this.stream}, and is no longer held to be sent again`,
+          );
+        const target = this.messages.event(sequence, part);
+        resend.push(
+          publishStored(this.nc, { ...target, msgID: `${target.msgID}.again${this.round}` }, message.data, this.timing),
+        );
+      }
+    }
+    await Promise.all(resend);
+  }
+}
