@@ -186,10 +186,11 @@ export class LocalRun {
   }
 
   private append(event: EvoEvent | UnknownEvent): void {
-    if (!this.store.durable) this.logBytes += Buffer.byteLength(toJsonl(event));
     this.sink?.append(event);
     this.stored.status.events++;
-    this.log?.append(event);
+    const logged = this.log?.append(event);
+    // Counted by the line a JSONL reader is sent, made once here for them all.
+    if (!this.store.durable) this.logBytes += Buffer.byteLength(logged ? logged.line : toJsonl(event));
   }
 
   private onExit(info: ExitInfo, options: RunOptions): void {

@@ -103,7 +103,7 @@ class Child {
   async next<T>(): Promise<T> {
     const { value, done } = await this.lines.next();
     if (done) throw new Error(`the child exited (${String(this.process.exitCode ?? this.process.signalCode)})`);
-    return JSON.parse(value as string) as T;
+    return JSON.parse(value) as T;
   }
   stop(): Promise<void> {
     if (this.process.exitCode !== null || this.process.signalCode !== null) return Promise.resolve();
