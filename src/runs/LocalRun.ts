@@ -1,5 +1,4 @@
 import { concat, defer, EMPTY, throwError, type Observable, type Subscriber, type Subscription } from 'rxjs';
-import { toJsonl } from '../events/decode/jsonl.js';
 import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import type { FlowControl } from '../common/FlowControl.js';
 import { run, type ExitInfo, type RunOptions } from '../process/run.js';
@@ -189,8 +188,8 @@ export class LocalRun {
     this.sink?.append(event);
     this.stored.status.events++;
     const logged = this.log?.append(event);
-    // Counted by the line a JSONL reader is sent, made once here for them all.
-    if (!this.store.durable) this.logBytes += Buffer.byteLength(logged ? logged.line : toJsonl(event));
+    // Counted by the line a JSONL reader is sent, made here once for them all.
+    if (logged && !this.store.durable) this.logBytes += Buffer.byteLength(logged.line);
   }
 
   private onExit(info: ExitInfo, options: RunOptions): void {

@@ -24,7 +24,7 @@
  * ```bash
  * npx tsx test/bench/hub.bench.ts                  # 2,000 events; 200 and 1,000 readers; 500 paced events 20 ms apart
  * npx tsx test/bench/hub.bench.ts --smoke          # 200 events, 20 readers; 40 paced events 5 ms apart
- * npx tsx test/bench/hub.bench.ts --readers 1000 --hubs memory
+ * npx tsx test/bench/hub.bench.ts --readers 1000 --hubs memory --modes replay,live
  * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -51,6 +51,7 @@ const { values: flags } = parseArgs({
     hubs: { type: 'string' },
     gap: { type: 'string' },
     paced: { type: 'string' },
+    modes: { type: 'string' },
   },
 });
 const events = Number(flags.events ?? (flags.smoke ? 200 : 2000));
@@ -58,6 +59,7 @@ const readerCounts = (flags.readers ?? (flags.smoke ? '20' : '200,1000')).split(
 const kinds = (flags.hubs ?? 'memory,dir,jetstream').split(',');
 const gapMs = Number(flags.gap ?? (flags.smoke ? 5 : 20));
 const pacedEvents = Number(flags.paced ?? (flags.smoke ? 40 : 500));
+const modes = (flags.modes ?? 'replay,live,paced').split(',') as Mode[];
 const root = new URL('../../', import.meta.url);
 const work = mkdtempSync(join(tmpdir(), 'evosci-rx-hubbench-'));
 const prefix = `hubbench${process.pid}`;
@@ -94,7 +96,7 @@ class Child {
     this.lines = createInterface({ input: process.stdout! })[Symbol.asyncIterator]();
   }
   static tsx(file: string, args: readonly string[]): Child {
-    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+    const child = spawn(process.execPath, [...(process.env['HUB_PROBE'] ? ['--expose-gc'] : []), '--import', 'tsx', file, ...args], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -237,7 +239,7 @@ try {
   const floor = new Map<string, Figures>();
   const results = new Map<string, Figures>();
   for (const readers of readerCounts)
-    for (const mode of ['replay', 'live', 'paced'] as const) {
+    for (const mode of modes) {
       floor.set(`${readers} ${mode}`, await measure('floor', mode, readers, broker));
       for (const kind of kinds)
         results.set(
@@ -248,16 +250,16 @@ try {
   for (const kind of ['floor', ...kinds]) {
     const rows: string[][] = [];
     for (const readers of readerCounts)
-      for (const mode of ['replay', 'live'] as const) {
+      for (const mode of modes.filter((m) => m !== 'paced')) {
         const base = floor.get(`${readers} ${mode}`)!;
         const f = kind === 'floor' ? base : results.get(`${kind} ${readers} ${mode}`)!;
-        const paced = kind === 'floor' ? floor.get(`${readers} paced`)! : results.get(`${kind} ${readers} paced`)!;
+        const paced = kind === 'floor' ? floor.get(`${readers} paced`) : results.get(`${kind} ${readers} paced`);
         rows.push([
           `${fmt(readers)} ${mode}`,
           fmt(f.eventsPerSecond),
           `${(f.eventsPerSecond / base.eventsPerSecond).toFixed(2)}×`,
           fmt(f.kibPerReader, 1),
-          mode === 'live' ? `${fmt(paced.p99, 1)} ms` : '',
+          mode === 'live' && paced ? `${fmt(paced.p99, 1)} ms` : '',
           f.consumers === undefined ? '' : `${f.consumers} / ${fmt(f.received!.msgs)}`,
         ]);
       }

@@ -6,7 +6,7 @@ import { EvoSciError } from '../../events/errors.js';
 import type { FlowControl } from '../../common/FlowControl.js';
 import type { ByteFraming } from '../../flow/ObservableByteSource.js';
 import { RunHubError } from '../errors.js';
-import { dataOf, lineOf } from '../LoggedEvent.js';
+import { frameOf, lineOf } from '../LoggedEvent.js';
 import { runEndOf } from '../runEnd.js';
 import type { IndexedEvent } from '../wire.js';
 
@@ -29,7 +29,7 @@ export interface RunSseOptions {
 export interface FramedEvent {
   /** Its index, checked. */
   readonly index: number;
-  /** Its serialised form (SSE data, or a JSONL line). */
+  /** Its serialised form: its SSE frame, or its JSONL line. */
   readonly text: string;
 }
 
@@ -91,13 +91,13 @@ export function sseFraming(source: RunSource, options: RunSseOptions = {}): RunF
       return `event: error\n${id}data: ${JSON.stringify(failureInfo(undefined))}\n\n`;
     }
   };
-  const frames = framed(dataOf);
+  const frames = framed(frameOf);
   return {
     source: (flow: FlowControl) => source(flow).pipe(map(frames)),
     framing: {
       frame: ({ index, text }) => {
         last = index;
-        return `id: ${index}\ndata: ${text}\n\n`;
+        return text;
       },
       complete: () => end(undefined),
       error: failed,
