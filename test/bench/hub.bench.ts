@@ -96,7 +96,7 @@ class Child {
     this.lines = createInterface({ input: process.stdout! })[Symbol.asyncIterator]();
   }
   static tsx(file: string, args: readonly string[]): Child {
-    const child = spawn(process.execPath, [...(process.env['HUB_PROBE'] ? ['--expose-gc'] : []), '--import', 'tsx', file, ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
     });

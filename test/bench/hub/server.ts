@@ -135,14 +135,7 @@ async function bench(res: ServerResponse, url: URL): Promise<void> {
   const json = (value: unknown) =>
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
   if (url.pathname === '/bench/mark') return void (memory.mark(), json({}));
-  if (url.pathname === '/bench/memory') {
-    if (process.env['HUB_PROBE']) {
-      const before = process.memoryUsage().heapUsed;
-      (globalThis as { gc?: () => void }).gc?.();
-      console.error(JSON.stringify({ before, ...process.memoryUsage() }));
-    }
-    return void json(memory.read());
-  }
+  if (url.pathname === '/bench/memory') return void json(memory.read());
   const go = url.searchParams.get('live') ?? undefined;
   const id = floor ? await floor.start(go) : await startOn(hub!, go);
   json({ id });
