@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { catchError, defer, from, mergeMap, throwError, type Observable } from 'rxjs';
+import { catchError, defer, from, mergeMap, of, throwError, type Observable } from 'rxjs';
 import type { DecodeIssue } from '../events/errors.js';
 import {
   ForgottenRunError,
@@ -151,7 +151,8 @@ class JetStreamRunHub implements RunHub {
     return defer(() => {
       if (!(Number.isSafeInteger(after) && after >= -1))
         throw new TypeError(`follow: after must be the index of an event (≥ -1), got ${String(after)}`);
-      return from(this.status(id));
+      // A run being read here is known: its reader joins without a lookup.
+      return this.readings.reading(id) ? of(undefined) : from(this.status(id));
     }).pipe(
       mergeMap(() => this.readings.follow(id, after, options.flow)),
       catchError((err: unknown) =>

@@ -68,6 +68,8 @@ type Mode = 'replay' | 'live' | 'paced';
 
 /** One measure of one server. */
 interface Figures {
+  /** Readers that did not get every event in order and the end: the figures of the others. */
+  readonly failed: number;
   readonly eventsPerSecond: number;
   readonly kibPerReader: number;
   readonly p99: number;
@@ -182,7 +184,7 @@ async function measure(
       p99: number;
     }>();
     if (result.failed > 0)
-      throw new Error(`${kind} ${mode}: ${result.failed} readers failed: ${result.failures.join('; ')}`);
+      console.log(`${kind} ${mode} ${readers}: ${result.failed} readers failed: ${result.failures.join('; ')}`);
     const memory = await call<{ baseline: number; peak: number; received?: { msgs: number; bytes: number } }>(
       origin,
       '/bench/memory',
@@ -190,6 +192,7 @@ async function measure(
     );
     const seconds = (result.ended - (mode === 'replay' ? result.started : wentAt)) / 1000;
     return {
+      failed: result.failed,
       eventsPerSecond: (readers * count) / seconds,
       kibPerReader: (memory.peak - memory.baseline) / 1024 / readers,
       p50: result.p50,
@@ -256,7 +259,7 @@ try {
         const paced = kind === 'floor' ? floor.get(`${readers} paced`) : results.get(`${kind} ${readers} paced`);
         rows.push([
           `${fmt(readers)} ${mode}`,
-          fmt(f.eventsPerSecond),
+          f.failed > 0 ? `(${f.failed} failed) ${fmt(f.eventsPerSecond)}` : fmt(f.eventsPerSecond),
           `${(f.eventsPerSecond / base.eventsPerSecond).toFixed(2)}×`,
           fmt(f.kibPerReader, 1),
           mode === 'live' && paced ? `${fmt(paced.p99, 1)} ms` : '',

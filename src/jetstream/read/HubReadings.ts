@@ -100,8 +100,8 @@ export class HubReadings {
     });
   }
 
-  /** How many runs are being read: one consumer each on the broker. */
-  get size(): number {
-    return this.readings.size;
+  /** Whether a reader of the run would join a reading open now: the run is known, no lookup needed. */
+  reading(id: string): boolean {
+    return this.readings.get(id)?.joinable ?? false;
   }
 }
