@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { catchError, defer, from, mergeMap, of, throwError, type Observable } from 'rxjs';
+import { catchError, defer, from, map, mergeMap, of, throwError, type Observable } from 'rxjs';
 import type { DecodeIssue } from '../events/errors.js';
 import {
   ForgottenRunError,
@@ -28,7 +28,8 @@ import { checkSecret, HubSecret, keyedRunId } from './keyedIds.js';
 import { readRunRecords, runStatusOf, type RunRecords } from './runStatusOf.js';
 import { wholeAtLeast } from '../common/checks.js';
 import { InFlight } from '../common/InFlight.js';
-import { HubReadings } from './read/HubReadings.js';
+import { SharedReadings } from '../runs/SharedReadings.js';
+import { positionOf } from './wire/positions.js';
 
 /** Options of `jetStreamRunHub`. */
 export interface JetStreamRunHubOptions extends LayoutOptions {
@@ -101,7 +102,7 @@ class JetStreamRunHub implements RunHub {
   private readonly secret: HubSecret;
   private readonly timing = { ackTimeoutMs: DEFAULTS.ackTimeoutMs, retryForMs: DEFAULTS.retryForMs };
   /** The runs its readers read: one consumer and one log per run, however many read it. */
-  private readonly readings: HubReadings;
+  private readonly readings: SharedReadings;
   /** Reads of a run's records under way: the readers that open a run at once share one. */
   private readonly recordReads = new InFlight<RunRecords>();
   private closed = false;
@@ -118,8 +119,12 @@ class JetStreamRunHub implements RunHub {
     const own =
       options.idSecret === undefined ? undefined : checkSecret('jetStreamRunHub', 'idSecret', options.idSecret);
     this.secret = new HubSecret(nc, this.layout, this.timing, own);
-    this.readings = new HubReadings((id) =>
-      fromJetStream(this.nc, id, { prefix: this.layout.prefix, keepUnknown: true, onDiagnostic: options.onDiagnostic }),
+    this.readings = new SharedReadings((id) =>
+      fromJetStream(this.nc, id, {
+        prefix: this.layout.prefix,
+        keepUnknown: true,
+        onDiagnostic: options.onDiagnostic,
+      }).pipe(map((event) => ({ index: positionOf(event)!.sequence - 1, event }))),
     );
   }
 

@@ -1,12 +1,18 @@
-// The readers of one hub process share one reading of each run: one
-// consumer on the broker and one log in memory, however many browser tabs
-// follow it, as a local hub's readers share its log.
+// The readers of one hub process share one reading of each run they read
+// from a store (JetStream, a directory): one consumer on the broker, or one
+// read of the file, and one log in memory, however many browser tabs follow
+// it, as the readers of a live run share its log.
 import { Observable, type Subscriber, type Subscription } from 'rxjs';
-import type { EvoEvent, UnknownEvent } from '../../events/codecs.js';
-import type { FlowControl } from '../../common/FlowControl.js';
-import { RunLog } from '../../runs/RunLog.js';
-import type { IndexedEvent } from '../../runs/wire.js';
-import { positionOf } from '../wire/positions.js';
+import type { FlowControl } from '../common/FlowControl.js';
+import { RunLog } from './RunLog.js';
+import type { IndexedEvent } from './wire.js';
+
+/**
+ * The most bytes of JSONL a run of a directory may have for its readers to
+ * share one reading of it, held in memory while they read; a larger run is
+ * read by each reader on its own, paused at its own place.
+ */
+export const SHARED_READ_BYTES = 16 * 1024 * 1024;
 
 /** How a run's ending reached its shared reading: completed, or the error every reader of it gets. */
 type Ending = { readonly error: unknown } | 'completed';
@@ -19,7 +25,7 @@ class SharedReading {
   private subscription: Subscription | undefined;
 
   constructor(
-    private readonly events$: Observable<EvoEvent | UnknownEvent>,
+    private readonly events$: Observable<IndexedEvent>,
     /** Told once no one will read this reading again: its run's next reader makes a new one. */
     private readonly onDone: () => void,
   ) {}
@@ -46,8 +52,7 @@ class SharedReading {
     };
   }
 
-  private append(event: EvoEvent | UnknownEvent): void {
-    const index = positionOf(event)!.sequence - 1;
+  private append({ index, event }: IndexedEvent): void {
     // The log's indexes are its readers' ids: an event out of its place would give them wrong ones.
     if (index !== this.log.length)
       return this.end({ error: new Error(`event ${index} came where ${this.log.length} was due`) });
@@ -72,17 +77,18 @@ class SharedReading {
 
 /**
  * The runs being read in this hub process, one shared reading each: the
- * first reader of a run opens it (one consumer on the broker), the readers
+ * first reader of a run opens it (one consumer on the broker, one read of a
+ * file), the readers
  * after it join it at their own place, and it closes with its last reader.
  * Its log keeps the run's events while anyone reads it; each reader takes
  * them at its own pace, a slow one pausing only itself.
  */
-export class HubReadings {
+export class SharedReadings {
   private readonly readings = new Map<string, SharedReading>();
 
   constructor(
     /** The run's events from its first, as one reader would read them alone. */
-    private readonly open: (id: string) => Observable<EvoEvent | UnknownEvent>,
+    private readonly open: (id: string) => Observable<IndexedEvent>,
   ) {}
 
   /** The run's events after index `after`, from the reading of the run this process shares. */
