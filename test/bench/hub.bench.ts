@@ -19,7 +19,10 @@
  *   paced    the fake CLI writes one event every `--gap` ms: the p99 of the time from the CLI's line
  *            (its `written_at`) to the reader's frame, over every tenth reader
  * Memory per reader is the server's peak RSS, sampled every 10 ms, less its
- * RSS before the readers came, divided by the readers.
+ * RSS before the readers came, divided by the readers. For the JetStream
+ * hub: the most consumers on the events stream while the readers read, the
+ * messages the hub's connection took in, and how much the broker's RSS grew
+ * (a broker this bench started; `–` for the suite's).
  *
  * ```bash
  * npx tsx test/bench/hub.bench.ts                  # 2,000 events; 200 and 1,000 readers; 500 paced events 20 ms apart
@@ -28,7 +31,7 @@
  * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -75,7 +78,7 @@ interface Figures {
   readonly p99: number;
   readonly p50: number;
   /** JetStream only: the most consumers on the events stream while the readers read, and what the hub's connection took in. */
-  readonly consumers?: number;
+  readonly broker?: BrokerCost | undefined;
   readonly received?: { msgs: number; bytes: number };
 }
 
@@ -124,24 +127,51 @@ async function call<T>(origin: string, path: string, method = 'POST'): Promise<T
   return (await res.json()) as T;
 }
 
-/** The most consumers on the events stream, sampled while the readers read. */
-function watchConsumers(nc: NatsConnection | undefined): () => Promise<number> {
-  if (!nc) return () => Promise.resolve(0);
-  let most = 0;
+/** The RSS of the nats-server this bench started (its own child), from /proc; none for a broker of someone else's. */
+function brokerRss(): number | undefined {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // `pid (comm) state ppid …`
+      const [, comm, ppid] = /^\d+ \((.*)\) \S+ (\d+)/.exec(stat) ?? [];
+      if (comm !== 'nats-server' || Number(ppid) !== process.pid) continue;
+      const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      return rss ? Number(rss[1]) * 1024 : undefined;
+    } catch {
+      // A process that ended as it was looked at.
+    }
+  }
+  return undefined;
+}
+
+/** What the broker bore while the readers read: the most consumers on the events stream, and its RSS growth. */
+interface BrokerCost {
+  readonly consumers: number;
+  readonly rssGrowth: number | undefined;
+}
+
+/** Samples the broker every 50 ms until told to stop. */
+function watchBroker(nc: NatsConnection | undefined): () => Promise<BrokerCost | undefined> {
+  if (!nc) return () => Promise.resolve(undefined);
+  let consumers = 0;
+  const base = brokerRss();
+  let peak = base;
   let stopped = false;
   const stream = layoutOf({ prefix }).eventsStream;
   const sampling = (async () => {
     const jsm = await jetstreamManager(nc);
     while (!stopped) {
       const info = await jsm.streams.info(stream);
-      most = Math.max(most, info.state.consumer_count);
+      consumers = Math.max(consumers, info.state.consumer_count);
+      const rss = brokerRss();
+      if (rss !== undefined && peak !== undefined) peak = Math.max(peak, rss);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   })();
   return async () => {
     stopped = true;
     await sampling;
-    return most;
+    return { consumers, rssGrowth: base === undefined || peak === undefined ? undefined : peak - base };
   };
 }
 
@@ -168,7 +198,7 @@ async function measure(
     const go = join(work, `go-${kind}-${mode}-${readers}`);
     const { id } = await call<{ id: string }>(origin, mode === 'replay' ? '/bench/start' : `/bench/start?live=${go}`);
     await call(origin, '/bench/mark');
-    const consumers = watchConsumers(nc);
+    const broker = watchBroker(nc);
     const path = kind === 'floor' ? '/floor' : `/runs/${id}/events`;
     const child = Child.tsx('test/bench/hub/readers.ts', [`${origin}${path}`, String(readers), String(count)]);
     reading.push(child);
@@ -197,7 +227,7 @@ async function measure(
       kibPerReader: (memory.peak - memory.baseline) / 1024 / readers,
       p50: result.p50,
       p99: result.p99,
-      ...(nc && { consumers: await consumers(), received: memory.received }),
+      ...(nc && { broker: await broker(), received: memory.received }),
     };
   } finally {
     for (const child of reading) await child.stop();
@@ -263,12 +293,17 @@ try {
           `${(f.eventsPerSecond / base.eventsPerSecond).toFixed(2)}×`,
           fmt(f.kibPerReader, 1),
           mode === 'live' && paced ? `${fmt(paced.p99, 1)} ms` : '',
-          f.consumers === undefined ? '' : `${f.consumers} / ${fmt(f.received!.msgs)}`,
+          f.broker === undefined
+            ? ''
+            : `${f.broker.consumers} / ${fmt(f.received!.msgs)} / ${f.broker.rssGrowth === undefined ? '–' : fmt(f.broker.rssGrowth / 1024 / 1024, 1)}`,
         ]);
       }
     console.log(`\n${kind}`);
     console.log(
-      table(['readers', 'events/s', '× floor', 'KiB per reader', 'p99 added (paced)', 'consumers / msgs in'], rows),
+      table(
+        ['readers', 'events/s', '× floor', 'KiB per reader', 'p99 added (paced)', 'consumers / msgs in / broker MiB'],
+        rows,
+      ),
     );
   }
 } finally {
