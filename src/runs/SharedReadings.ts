@@ -12,7 +12,7 @@ import type { IndexedEvent } from './wire.js';
  * share one reading of it, held in memory while they read; a larger run is
  * read by each reader on its own, paused at its own place.
  */
-export const SHARED_READ_BYTES = 16 * 1024 * 1024;
+export const SHARED_READ_BYTES = 4 * 1024 * 1024;
 
 /** How a run's ending reached its shared reading: completed, or the error every reader of it gets. */
 type Ending = { readonly error: unknown } | 'completed';
