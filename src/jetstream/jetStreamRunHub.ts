@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { catchError, defer, filter, from, map, mergeMap, throwError, type Observable } from 'rxjs';
+import { catchError, defer, from, map, mergeMap, of, throwError, type Observable } from 'rxjs';
 import type { DecodeIssue } from '../events/errors.js';
 import {
   ForgottenRunError,
@@ -21,13 +21,15 @@ import { AttemptSupersededError, brokerError, isNotFound } from './wire/errors.j
 import { fromJetStream } from './read/fromJetStream.js';
 import { layoutOf, type JetStreamLayout, type LayoutOptions } from './wire/layout.js';
 import { clientsOf } from './wire/clients.js';
-import { positionOf } from './wire/positions.js';
 import { readStatus } from './read/status.js';
 import { readSubmitted, storeSubmitted, type SubmittedRecord } from './write/submitted.js';
 import { submitRun } from './write/submitRun.js';
 import { checkSecret, HubSecret, keyedRunId } from './keyedIds.js';
 import { readRunRecords, runStatusOf, type RunRecords } from './runStatusOf.js';
 import { wholeAtLeast } from '../common/checks.js';
+import { InFlight } from '../common/InFlight.js';
+import { SharedReadings } from '../runs/SharedReadings.js';
+import { positionOf } from './wire/positions.js';
 
 /** Options of `jetStreamRunHub`. */
 export interface JetStreamRunHubOptions extends LayoutOptions {
@@ -72,8 +74,11 @@ export interface JetStreamRunHubOptions extends LayoutOptions {
  * which are the one log every reader reads from its own place. `start`
  * stores a `submitted` record (once per run id: a repeated idempotency key
  * names the same run from any hub sharing the secret of `idSecret`) and
- * queues the request; `follow` reads the stored run; `cancel` stores a
- * cancel that the worker holding the run, or the next to take it, acts on.
+ * queues the request; `follow` reads the stored run, its readers in this
+ * process sharing one reading of it (one consumer, one log in memory while
+ * anyone reads it), and readers who open it at once one lookup of its
+ * status; `cancel` stores a cancel that the worker holding the run, or the
+ * next to take it, acts on.
  * The workers' `runOptions` decide how a run starts. `close` stops this
  * hub taking starts; the runs go on in the fleet.
  *
@@ -99,11 +104,15 @@ class JetStreamRunHub implements RunHub {
   private readonly cancelTimeoutMs: number;
   private readonly secret: HubSecret;
   private readonly timing = { ackTimeoutMs: DEFAULTS.ackTimeoutMs, retryForMs: DEFAULTS.retryForMs };
+  /** The runs its readers read: one consumer and one log per run, however many read it. */
+  private readonly readings: SharedReadings;
+  /** Reads of a run's records under way: the readers that open a run at once share one. */
+  private readonly recordReads = new InFlight<RunRecords>();
   private closed = false;
 
   constructor(
     private readonly nc: NatsConnection,
-    private readonly options: JetStreamRunHubOptions,
+    options: JetStreamRunHubOptions,
   ) {
     this.layout = layoutOf(options);
     this.allowed = allowedFields(options.allowFromRequest);
@@ -113,6 +122,13 @@ class JetStreamRunHub implements RunHub {
     const own =
       options.idSecret === undefined ? undefined : checkSecret('jetStreamRunHub', 'idSecret', options.idSecret);
     this.secret = new HubSecret(nc, this.layout, this.timing, own);
+    this.readings = new SharedReadings((id) =>
+      fromJetStream(this.nc, id, {
+        prefix: this.layout.prefix,
+        keepUnknown: true,
+        onDiagnostic: options.onDiagnostic,
+      }).pipe(map((event) => ({ index: positionOf(event)!.sequence - 1, event }))),
+    );
   }
 
   async start(request: StartRequest, options: StartOptions = {}): Promise<StartedRun> {
@@ -143,17 +159,10 @@ class JetStreamRunHub implements RunHub {
     return defer(() => {
       if (!(Number.isSafeInteger(after) && after >= -1))
         throw new TypeError(`follow: after must be the index of an event (≥ -1), got ${String(after)}`);
-      return from(this.status(id));
+      // A run being read here is known: its reader joins without a lookup.
+      return this.readings.reading(id) ? of(undefined) : from(this.status(id));
     }).pipe(
-      mergeMap(() =>
-        fromJetStream(this.nc, id, {
-          prefix: this.layout.prefix,
-          keepUnknown: true,
-          onDiagnostic: this.options.onDiagnostic,
-        }),
-      ),
-      map((event) => ({ index: positionOf(event)!.sequence - 1, event })),
-      filter(({ index }) => index > after),
+      mergeMap(() => this.readings.follow(id, after, options.flow)),
       catchError((err: unknown) =>
         throwError(() => (err instanceof AttemptSupersededError ? new RunRestartedError(id, err.nextAttempt) : err)),
       ),
@@ -162,7 +171,9 @@ class JetStreamRunHub implements RunHub {
 
   async status(id: string): Promise<RunStatus> {
     if (!RUN_ID.test(id)) throw new UnknownRunError(id);
-    const records = await readRunRecords(this.nc, this.layout, id).catch(this.broker(`read run ${id}`));
+    const records = await this.recordReads
+      .get(id, () => readRunRecords(this.nc, this.layout, id))
+      .catch(this.broker(`read run ${id}`));
     return this.statusOf(id, records);
   }
 

@@ -1,11 +1,11 @@
 import { concat, defer, EMPTY, throwError, type Observable, type Subscriber, type Subscription } from 'rxjs';
-import { toJsonl } from '../events/decode/jsonl.js';
 import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import type { FlowControl } from '../common/FlowControl.js';
 import { run, type ExitInfo, type RunOptions } from '../process/run.js';
 import { RunInterruptedError } from './errors.js';
 import { cancelledError, errorOfStatus, runEndOf } from './runEnd.js';
 import { RunLog } from './RunLog.js';
+import { SHARED_READ_BYTES, SharedReadings } from './SharedReadings.js';
 import type { EventSink, RunStore, StoredRun } from './RunStore.js';
 import type { EndState, IndexedEvent, RunStatus } from './wire.js';
 
@@ -47,6 +47,8 @@ export class LocalRun {
   private readonly exited: Promise<void>;
   private markExited!: () => void;
   private logBytes = 0;
+  /** Its readers from the store: one reading of its events shared by those who read at once. */
+  private readonly fromStore = new SharedReadings(() => this.store.read(this.stored.status, -1, undefined));
   /** The writes of its record, one after another (the first, its start's, its end's): the last made is the last written. */
   private saving: Promise<void> = Promise.resolve();
 
@@ -107,8 +109,10 @@ export class LocalRun {
   follow(after: number, flow: FlowControl | undefined): Observable<IndexedEvent> {
     const log = this.log;
     if (log) return log.read(after, flow, (subscriber) => this.endReader(subscriber));
+    // A run of a size to hold is read once for the readers who read it at once; a larger one, by each alone.
+    const shared = this.store.bytes(this.id) <= SHARED_READ_BYTES;
     return concat(
-      this.store.read(this.stored.status, after, flow),
+      shared ? this.fromStore.follow(this.id, after, flow) : this.store.read(this.stored.status, after, flow),
       defer(() => {
         const error = errorOfStatus(this.stored.status);
         return error ? throwError(() => error) : EMPTY;
@@ -186,10 +190,11 @@ export class LocalRun {
   }
 
   private append(event: EvoEvent | UnknownEvent): void {
-    if (!this.store.durable) this.logBytes += Buffer.byteLength(toJsonl(event));
     this.sink?.append(event);
     this.stored.status.events++;
-    this.log?.append(event);
+    const logged = this.log?.append(event);
+    // Counted by the line a JSONL reader is sent, made here once for them all.
+    if (logged && !this.store.durable) this.logBytes += Buffer.byteLength(logged.line);
   }
 
   private onExit(info: ExitInfo, options: RunOptions): void {

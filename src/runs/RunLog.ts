@@ -4,20 +4,27 @@
 import { Observable, Subject, type Subscriber } from 'rxjs';
 import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 import type { FlowControl } from '../common/FlowControl.js';
+import { LoggedEvent } from './LoggedEvent.js';
 import type { IndexedEvent } from './wire.js';
 
 /** A run's events from the first, for readers that come while it runs or after it ended. */
 export class RunLog {
-  private readonly events: IndexedEvent[] = [];
+  private readonly events: LoggedEvent[] = [];
   private ended = false;
   /** Told of each event appended, and of the end; observed by each reader while it reads. */
   private readonly changes = new Subject<void>();
 
-  /** One more event; none once the log has ended, so that no reader that completed misses one. */
-  append(event: EvoEvent | UnknownEvent): void {
-    if (this.ended) return;
-    this.events.push({ index: this.events.length, event });
+  /**
+   * One more event, returned as logged (its serialised forms are made once, for
+   * every reader); none once the log has ended, so that no reader that
+   * completed misses one.
+   */
+  append(event: EvoEvent | UnknownEvent): LoggedEvent | undefined {
+    if (this.ended) return undefined;
+    const logged = new LoggedEvent(this.events.length, event);
+    this.events.push(logged);
     this.changes.next();
+    return logged;
   }
 
   /** The run has ended, however it ended (a reader learns how from `onEnd`). */
@@ -43,7 +50,7 @@ export class RunLog {
     return this.events.length;
   }
 
-  at(index: number): IndexedEvent {
+  at(index: number): LoggedEvent {
     return this.events[index]!;
   }
 

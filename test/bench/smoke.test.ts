@@ -87,6 +87,16 @@ describe('benchmark smoke', () => {
     expect(stdout).toMatch(/ratio \(before \/ now\): [\d.]+×/);
   }, 120_000);
 
+  it('hub.bench.ts serves one run to readers in another process from the floor and each hub', async () => {
+    const { stdout } = await bench('hub.bench.ts');
+    for (const kind of ['floor', 'memory', 'dir', 'jetstream']) expect(stdout).toMatch(new RegExp(`^${kind}$`, 'm'));
+    // Per hub, a replay and a live row: events/s, the ratio to the floor, KiB per reader; live with its p99.
+    expect(stdout.match(/^\| 20 replay +\| +[\d,]+ \| +[\d.]+× \| +[\d.,-]+ \|/gm)).toHaveLength(4);
+    expect(stdout.match(/^\| 20 live +\| +[\d,]+ \| +[\d.]+× \| +[\d.,-]+ \| +[\d.,]+ ms \|/gm)).toHaveLength(4);
+    // The JetStream hub's rows say how many consumers its readers held on the broker, and what the hub took in.
+    expect(stdout).toMatch(/^\| 20 live .*\| +\d+ \/ [\d,]+ \/ ([\d.,-]+|–) \|$/m);
+  }, 120_000);
+
   it('memory.bench.ts measures each variant in its own process', async () => {
     const { stdout } = await bench('memory.bench.ts');
     // readline, fromJsonl + operators, fromJsonlFile + summarize(), one long line.

@@ -2,14 +2,14 @@
 // Server-Sent Events or JSONL, and the 204 that stops an `EventSource`
 // which has seen the run's end.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FlowControl } from '../../common/FlowControl.js';
+import { FlowControl } from '../../common/FlowControl.js';
 import { EvoSciError } from '../../events/errors.js';
 import { afterOf } from '../lastEventId.js';
 import type { RunHub } from '../RunHub.js';
 import type { RunStatus } from '../wire.js';
 import type { RunsErrorHook } from './failures.js';
-import { runJsonlStream, runSseStream, type RunSource } from './runStreams.js';
-import { cutOff, sendStream } from './sendStream.js';
+import { jsonlFraming, sseFraming, type RunSource } from './runStreams.js';
+import { cutOff, sendFrames } from './sendStream.js';
 
 /** Whether the run has ended: its event count is final. */
 export const hasEnded = (status: RunStatus) => status.state !== 'running' && status.state !== 'queued';
@@ -48,12 +48,16 @@ export class RunEventsRoute {
     const source: RunSource = (flow: FlowControl) => this.hub.follow(id, { after, flow });
     const onFailure = (error: unknown) => this.report(error, req);
     const endedWith = ended ? status.events : undefined;
-    const body = sse
-      ? runSseStream(source, { heartbeatMs: this.heartbeatMs, after, endedWith, onFailure })
-      : runJsonlStream(source);
+    const { source: framedOf, framing } = sse
+      ? sseFraming(source, { heartbeatMs: this.heartbeatMs, after, endedWith, onFailure })
+      : jsonlFraming(source);
+    // Before the headers: a hub whose follow throws as it is called is answered 500.
+    const flow = new FlowControl();
+    const framed$ = framedOf(flow);
     res.writeHead(200, headers);
     res.flushHeaders();
-    const failure = await sendStream(body, res);
+    // Straight to the response: a reader's frames leave in a few large writes, not one per event.
+    const failure = await sendFrames(res, framed$, framing, flow);
     if (failure === undefined) return;
     // A JSONL body of a run that did not complete is cut off: that is how its reader tells.
     if (sse || !EvoSciError.is(failure.error)) onFailure(failure.error);

@@ -2,18 +2,18 @@
 // events' indexes and whose last word says how the run ended, or JSONL
 // whose body ends cleanly only when the run completed.
 import { map, type Observable } from 'rxjs';
-import { toJsonl } from '../../events/decode/jsonl.js';
 import { EvoSciError } from '../../events/errors.js';
 import type { FlowControl } from '../../common/FlowControl.js';
-import { ObservableByteSource } from '../../flow/ObservableByteSource.js';
+import type { ByteFraming } from '../../flow/ObservableByteSource.js';
 import { RunHubError } from '../errors.js';
+import { frameOf, lineOf } from '../LoggedEvent.js';
 import { runEndOf } from '../runEnd.js';
 import type { IndexedEvent } from '../wire.js';
 
 /** A run's events for one reader, given the tap that pauses them. */
 export type RunSource = (flow: FlowControl) => Observable<IndexedEvent>;
 
-/** Options of `runSseStream`. */
+/** Options of `sseFraming`. */
 export interface RunSseOptions {
   /** Milliseconds of silence before a comment line keeps the connection open. Default 15000. */
   readonly heartbeatMs?: number | undefined;
@@ -25,11 +25,32 @@ export interface RunSseOptions {
   readonly onFailure?: ((error: unknown) => void) | undefined;
 }
 
-/** An event's index and text, checked: a hub is code of anyone's, and an id goes into the stream as it is. */
-function framed(text: (event: IndexedEvent['event']) => string) {
-  return ({ index, event }: IndexedEvent): { index: number; text: string } => {
+/** An event's index and text. */
+export interface FramedEvent {
+  /** Its index, checked. */
+  readonly index: number;
+  /** Its serialised form: its SSE frame, or its JSONL line. */
+  readonly text: string;
+}
+
+/** A run's events for one reader, as text: what is read, and how each is framed. */
+export interface RunFraming {
+  /** The events, each with its serialised form, given the tap that pauses them. */
+  readonly source: (flow: FlowControl) => Observable<FramedEvent>;
+  /** Each event's frame, and the last words. */
+  readonly framing: ByteFraming<FramedEvent>;
+}
+
+/**
+ * An event's index and text, checked: a hub is code of anyone's, and an id
+ * goes into the stream as it is. The text of an event from a run's log is
+ * made once for all its readers.
+ */
+function framed(text: (indexed: IndexedEvent) => string) {
+  return (indexed: IndexedEvent): FramedEvent => {
+    const { index } = indexed;
     if (!Number.isSafeInteger(index) || index < 0) throw new TypeError(`the hub sent an event with index ${index}`);
-    return { index, text: text(event) };
+    return { index, text: text(indexed) };
   };
 }
 
@@ -54,7 +75,7 @@ export function failureInfo(error: unknown): { name: string; message: string } {
  * when the run had ended and the reader has all its events; else none, so
  * that a reconnect resumes where the reader was.
  */
-export function runSseStream(source: RunSource, options: RunSseOptions = {}): ReadableStream<Uint8Array> {
+export function sseFraming(source: RunSource, options: RunSseOptions = {}): RunFraming {
   const { endedWith, onFailure } = options;
   let last = options.after ?? -1;
   const end = (error: unknown) => `event: end\nid: ${last + 1}\ndata: ${JSON.stringify(runEndOf(error))}\n\n`;
@@ -70,20 +91,19 @@ export function runSseStream(source: RunSource, options: RunSseOptions = {}): Re
       return `event: error\n${id}data: ${JSON.stringify(failureInfo(undefined))}\n\n`;
     }
   };
-  const frames = framed((event) => `data: ${JSON.stringify(event)}\n\n`);
-  return new ReadableStream(
-    new ObservableByteSource((flow: FlowControl) => source(flow).pipe(map(frames)), {
+  const frames = framed(frameOf);
+  return {
+    source: (flow: FlowControl) => source(flow).pipe(map(frames)),
+    framing: {
       frame: ({ index, text }) => {
         last = index;
-        return `id: ${index}\n${text}`;
+        return text;
       },
       complete: () => end(undefined),
       error: failed,
       heartbeat: { everyMs: options.heartbeatMs ?? 15_000, text: ': heartbeat\n\n' },
-    }),
-    // Chunks wait in the source, which knows how to pause what feeds them.
-    { highWaterMark: 0 },
-  );
+    },
+  };
 }
 
 /**
@@ -92,13 +112,10 @@ export function runSseStream(source: RunSource, options: RunSseOptions = {}): Re
  * otherwise (its error) or the stream failed, so that the body is cut off
  * and its reader can tell.
  */
-export function runJsonlStream(source: RunSource): ReadableStream<Uint8Array> {
-  const lines = framed(toJsonl);
-  return new ReadableStream(
-    new ObservableByteSource((flow: FlowControl) => source(flow).pipe(map(lines)), {
-      frame: ({ text }) => text,
-      complete: () => undefined,
-    }),
-    { highWaterMark: 0 },
-  );
+export function jsonlFraming(source: RunSource): RunFraming {
+  const lines = framed(lineOf);
+  return {
+    source: (flow: FlowControl) => source(flow).pipe(map(lines)),
+    framing: { frame: ({ text }) => text, complete: () => undefined },
+  };
 }

@@ -1,56 +1,64 @@
-// A web stream written to a Node response with backpressure, and a body cut
-// off on purpose. `Readable.fromWeb(body).pipe(res)` would do neither safely:
-// an error of the stream is an 'error' event no one listens to (the process
-// exits), and a destroyed readable drops the chunks it still holds.
+// A run's frames written to a Node response with backpressure, and a body
+// cut off on purpose. No web stream stands between: each frame is made once,
+// queued, and leaves with the others of its turn (`FrameQueue`), in a few
+// large writes rather than one per event.
 import type { ServerResponse } from 'node:http';
+import type { Observable } from 'rxjs';
+import type { FlowControl } from '../../common/FlowControl.js';
+import type { ByteFraming } from '../../flow/ObservableByteSource.js';
+import { FrameQueue } from './FrameQueue.js';
 
 /** How sending a body ended: `undefined` when it was sent whole or the client went away; else the stream's error. */
 export type SendFailure = { readonly error: unknown } | undefined;
 
-/** Resolves once `res` can take more, or has closed. */
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
-  });
-}
-
 /**
- * Writes `body` to `res` chunk by chunk, waiting while the client is slow,
- * and ends `res` when the stream ends. A client that goes away cancels the
- * stream (its source is unsubscribed). Never rejects: a stream that errors
- * resolves with its error, every chunk before it written, and `res` left
- * open for the caller to end as it sees fit.
+ * Writes the frames of `source$` to `res` as `framing` makes them, pausing
+ * the source through `flow`, its tap, while the client is slow, and ends
+ * `res` after the last words. A client that goes away unsubscribes the
+ * source. Never rejects: a source that errors without `framing.error`, or a
+ * write that throws, resolves with the error, every frame before it written
+ * and `res` left open for the caller to end as it sees fit.
  */
-export async function sendStream(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<SendFailure> {
-  const reader = body.getReader();
-  // A response already closed will not say so again.
-  let closed = res.destroyed;
-  const gone = () => {
-    closed = true;
-    reader.cancel().catch(() => undefined);
+export async function sendFrames<T>(
+  res: ServerResponse,
+  source$: Observable<T>,
+  framing: ByteFraming<T>,
+  flow: FlowControl,
+): Promise<SendFailure> {
+  const queue = new FrameQueue(res, flow);
+  let index = 0;
+  let quiet = true;
+  const push = (text: string | undefined) => {
+    if (text === undefined) return;
+    quiet = false;
+    queue.push(text);
   };
-  if (closed) gone();
-  else res.once('close', gone);
+  const subscription = source$.subscribe({
+    next: (value) => push(framing.frame(value, index++)),
+    complete: () => {
+      push(framing.complete());
+      queue.finish('end');
+    },
+    error: (error: unknown) => {
+      if (!framing.error) return queue.finish({ error });
+      push(framing.error(error));
+      queue.finish('end');
+    },
+  });
+  const { heartbeat } = framing;
+  const beat =
+    heartbeat && heartbeat.everyMs !== Infinity
+      ? setInterval(() => {
+          // Only a stream that has said nothing for a whole period, and whose reader keeps up, needs one.
+          if (quiet && queue.idle) push(heartbeat.text);
+          quiet = true;
+        }, heartbeat.everyMs)
+      : undefined;
   try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (closed) return undefined;
-      if (done) {
-        res.end();
-        return undefined;
-      }
-      if (!res.write(value) && !closed) await drained(res);
-    }
-  } catch (error) {
-    return closed ? undefined : { error };
+    return await queue.done;
   } finally {
-    res.off('close', gone);
+    clearInterval(beat);
+    subscription.unsubscribe();
   }
 }
 
