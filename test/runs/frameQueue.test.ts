@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FlowControl } from '../../src/common/FlowControl.js';
 import { FrameQueue, WRITE_BYTES } from '../../src/runs/http/FrameQueue.js';
-import type { SendFailure } from '../../src/runs/http/sendStream.js';
+import type { SendFailure } from '../../src/runs/http/FrameQueue.js';
 
 const frame = (i: number, size: number) => `${`frame ${i} `.padEnd(size - 1, '.')}\n`;
 

@@ -5,7 +5,9 @@
 import type { ServerResponse } from 'node:http';
 import type { FlowControl } from '../../common/FlowControl.js';
 import { HIGH_WATER_BYTES } from '../../flow/ObservableByteSource.js';
-import type { SendFailure } from './sendStream.js';
+
+/** How sending a body ended: `undefined` when it was sent whole or the client went away; else the stream's error. */
+export type SendFailure = { readonly error: unknown } | undefined;
 
 /** The most text one `res.write` takes: what the socket takes at once before it says to wait. */
 export const WRITE_BYTES = 16 * 1024;

@@ -6,10 +6,7 @@ import type { ServerResponse } from 'node:http';
 import type { Observable } from 'rxjs';
 import type { FlowControl } from '../../common/FlowControl.js';
 import type { ByteFraming } from '../../flow/ObservableByteSource.js';
-import { FrameQueue } from './FrameQueue.js';
-
-/** How sending a body ended: `undefined` when it was sent whole or the client went away; else the stream's error. */
-export type SendFailure = { readonly error: unknown } | undefined;
+import { FrameQueue, type SendFailure } from './FrameQueue.js';
 
 /**
  * Writes the frames of `source$` to `res` as `framing` makes them, pausing
