@@ -133,7 +133,28 @@ describe('FrameQueue', () => {
     const failures = await Promise.all(served.map((s) => s.done!));
     expect(failures).toContainEqual({ error: new Error('the middleware failed') });
     expect(failures).toContainEqual(undefined);
-    // The failed queue let its source go: nothing waits on a response that will not be written.
-    expect(served.every((s) => !s.flow.paused)).toBe(true);
+    // Its frames were all made in one turn: none is written after the failure.
+    expect(served.find((s) => s.writes.length <= 1)).toBeDefined();
+  });
+
+  it('leaves its source paused when the client goes away: the rest of the run is not made for no one', async () => {
+    const count = 20_000;
+    const { port, served } = await serve(count, 1024);
+    let gone!: () => void;
+    const client = request({ port, host: '127.0.0.1', path: '/' }, (res) => {
+      res.pause();
+      gone = () => res.destroy();
+    });
+    client.on('error', () => undefined);
+    client.end();
+    await expect.poll(() => served[0]?.flow.paused === true && gone !== undefined, { timeout: 10_000 }).toBe(true);
+    const one = served[0]!;
+    const made = one.pushed;
+    gone();
+    expect(await one.done).toBeUndefined();
+    // A few turns for anything the close set going.
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(one.pushed).toBe(made);
+    expect(made).toBeLessThan(count);
   });
 });

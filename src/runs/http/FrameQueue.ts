@@ -21,7 +21,8 @@ type Ending = 'end' | { readonly error: unknown };
  * `WRITE_BYTES`; while the response says to wait, they wait for 'drain'.
  * More than 64 KiB waiting pauses the source through its `FlowControl`, and
  * it resumes at half that. A write that throws ends this response only:
- * `done` resolves with its error.
+ * `done` resolves with its error, and the source is left for the caller to
+ * unsubscribe.
  */
 export class FrameQueue {
   /** Resolves once every frame is written and the response ended (or left open, with `{ error }`), or it closed. */
@@ -118,12 +119,16 @@ export class FrameQueue {
     this.close(undefined);
   }
 
+  /**
+   * Settles, dropping what waits. A paused source stays paused: resumed, it
+   * would hand over the rest of its run at once (a log reader stops only when
+   * paused), making frames no one will read; the caller unsubscribes it.
+   */
   private close(failure: SendFailure): void {
     if (this.settled) return;
     this.settled = true;
     this.pending.length = 0;
     this.pendingBytes = 0;
-    this.flow.resume();
     this.settle(failure);
   }
 }
