@@ -70,8 +70,12 @@ export class AckCollector {
   /** When each subject with a publish awaiting its ack last had one stored. */
   private readonly lastAck = new Map<string, number>();
   private next = 0;
-  /** No publish below this token awaits its ack: acks come in order, and this spares a look at older ones. */
-  private low = 0;
+  /**
+   * The tokens awaiting their ack of each subject, oldest first: a stored ack
+   * looks only at its own subject's, so a publish left unanswered on one run
+   * costs the acks of the others nothing.
+   */
+  private readonly unanswered = new Map<string, Set<number>>();
   private sends = 0;
   private sweeper: Timer | undefined;
   private sweepEveryMs = Infinity;
@@ -120,6 +124,7 @@ export class AckCollector {
         return reject(err instanceof Error ? err : new Error(String(err)));
       }
       this.waiters.set(token, waiter);
+      this.awaiting(subject).add(token);
       this.sweepEvery(Math.max(50, Math.floor(Math.min(wait.timeoutMs, wait.resendAfterMs) / 4)));
     });
   }
@@ -162,9 +167,16 @@ export class AckCollector {
     this.resendBefore(token, waiter);
   }
 
+  private awaiting(subject: string): Set<number> {
+    let tokens = this.unanswered.get(subject);
+    if (!tokens) this.unanswered.set(subject, (tokens = new Set()));
+    return tokens;
+  }
+
   private settle(token: number, waiter: Waiter, outcome: PubAck | Error): void {
     this.waiters.delete(token);
-    while (this.low < this.next && !this.waiters.has(this.low)) this.low++;
+    const tokens = this.unanswered.get(waiter.subject);
+    if (tokens?.delete(token) && tokens.size === 0) this.unanswered.delete(waiter.subject);
     if (outcome instanceof Error) waiter.reject(outcome);
     else waiter.resolve(outcome);
   }
@@ -175,10 +187,14 @@ export class AckCollector {
    * it (acks come back in the order a leader stores), so they are sent again.
    */
   private resendBefore(token: number, stored: Waiter): void {
-    // By token, not by iterating the map: its deleted entries would be walked past at every ack.
-    for (let earlier = this.low; earlier < token; earlier++) {
+    const tokens = this.unanswered.get(stored.subject);
+    if (!tokens) return;
+    // Oldest first: the loop ends at the first later one, most often at once.
+    // A resend that fails deletes its token as the loop goes, which a Set allows.
+    for (const earlier of tokens) {
+      if (earlier > token) break;
       const waiter = this.waiters.get(earlier);
-      if (!waiter || waiter.subject !== stored.subject || waiter.resendAfterMs === Infinity) continue;
+      if (!waiter || waiter.resendAfterMs === Infinity) continue;
       if (waiter.sentOrder < stored.sentOrder) this.resend(earlier, waiter);
     }
   }
@@ -223,6 +239,7 @@ export class AckCollector {
     this.sweeper = undefined;
     for (const waiter of this.waiters.values()) waiter.reject(err);
     this.waiters.clear();
+    this.unanswered.clear();
     this.subscription.unsubscribe();
     collectors.delete(this.nc);
   }
