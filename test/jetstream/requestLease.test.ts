@@ -102,6 +102,16 @@ describe('RequestLease', () => {
     held.release();
   });
 
+  it('keeps beating at its heartbeat while no confirmation is answered, so the run still checks for a cancel', async () => {
+    const side = new ConsumerSide();
+    side.mode = 'silent';
+    const { held, beats } = lease(side);
+    await vi.advanceTimersByTimeAsync(10_000);
+    // A beat at 2 s; its try and the next go unanswered (1 s each, 250 ms apart), and the beat due comes with the next try.
+    expect(beats).toEqual([2000, 4500, 7000, 9500]);
+    held.release();
+  });
+
   it('confirms through the latest delivery once it adopts one', async () => {
     const first = new ConsumerSide();
     const second = new ConsumerSide();

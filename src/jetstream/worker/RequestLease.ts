@@ -37,6 +37,7 @@ export class RequestLease {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private ended = false;
   private confirmedAt = Date.now();
+  private beatAt = Date.now();
 
   constructor(
     msg: LeasedDelivery,
@@ -71,12 +72,18 @@ export class RequestLease {
   }
 
   private beat(): void {
+    this.beatAt = Date.now();
     this.hooks.onBeat();
     this.confirm();
   }
 
-  /** One confirmation: the next heartbeat once answered, another try soon if not. */
+  /**
+   * One confirmation: the next heartbeat once answered, another try soon if
+   * not. While tries go unanswered the beats keep their rhythm: the run's own
+   * checks (a cancel stored, a later attempt) must not wait for the server.
+   */
   private confirm(): void {
+    if (this.ended) return;
     this.msg.confirmWorking(this.timing.answerMs).then(
       () => {
         this.confirmedAt = Date.now();
@@ -85,7 +92,8 @@ export class RequestLease {
       (error: unknown) => {
         if (this.ended) return;
         this.hooks.onUnconfirmed(error, Date.now() - this.confirmedAt);
-        this.next(this.timing.retryMs, () => this.confirm());
+        const beatDue = Date.now() - this.beatAt >= this.timing.heartbeatMs;
+        this.next(this.timing.retryMs, () => (beatDue ? this.beat() : this.confirm()));
       },
     );
   }
