@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { catchError, defer, from, map, mergeMap, of, throwError, type Observable } from 'rxjs';
+import { catchError, defer, filter, from, map, mergeMap, of, throwError, type Observable } from 'rxjs';
 import type { DecodeIssue } from '../events/errors.js';
 import {
   ForgottenRunError,
@@ -28,7 +28,7 @@ import { checkSecret, HubSecret, keyedRunId } from './keyedIds.js';
 import { readRunRecords, runStatusOf, type RunRecords } from './runStatusOf.js';
 import { wholeAtLeast } from '../common/checks.js';
 import { InFlight } from '../common/InFlight.js';
-import { SharedReadings } from '../runs/SharedReadings.js';
+import { SHARED_READ_BYTES, SharedReadings } from '../runs/SharedReadings.js';
 import { positionOf } from './wire/positions.js';
 
 /** Options of `jetStreamRunHub`. */
@@ -66,6 +66,13 @@ export interface JetStreamRunHubOptions extends LayoutOptions {
   readonly listLimit?: number | undefined;
   /** A stored event that does not decode, as `fromJetStream` reports it. */
   readonly onDiagnostic?: ((issue: DecodeIssue) => void) | undefined;
+  /**
+   * Bytes of a run's events (as JSONL) that its readers in this process share
+   * in memory, held while any of them reads. Past it the shared reading is
+   * let go, and each reader reads on alone with a consumer of its own, so
+   * that a reader that stays behind holds nothing. Default 4 MiB.
+   */
+  readonly sharedReadBytes?: number | undefined;
 }
 
 /**
@@ -76,7 +83,7 @@ export interface JetStreamRunHubOptions extends LayoutOptions {
  * names the same run from any hub sharing the secret of `idSecret`) and
  * queues the request; `follow` reads the stored run, its readers in this
  * process sharing one reading of it (one consumer, one log in memory while
- * anyone reads it), and readers who open it at once one lookup of its
+ * anyone reads it, up to `sharedReadBytes`, past which each reads alone), and readers who open it at once one lookup of its
  * status; `cancel` stores a cancel that the worker holding the run, or the
  * next to take it, acts on.
  * The workers' `runOptions` decide how a run starts. `close` stops this
@@ -104,7 +111,7 @@ class JetStreamRunHub implements RunHub {
   private readonly cancelTimeoutMs: number;
   private readonly secret: HubSecret;
   private readonly timing = { ackTimeoutMs: DEFAULTS.ackTimeoutMs, retryForMs: DEFAULTS.retryForMs };
-  /** The runs its readers read: one consumer and one log per run, however many read it. */
+  /** The runs its readers read: one consumer and one log per run, however many read it, up to `sharedReadBytes`. */
   private readonly readings: SharedReadings;
   /** Reads of a run's records under way: the readers that open a run at once share one. */
   private readonly recordReads = new InFlight<RunRecords>();
@@ -122,12 +129,17 @@ class JetStreamRunHub implements RunHub {
     const own =
       options.idSecret === undefined ? undefined : checkSecret('jetStreamRunHub', 'idSecret', options.idSecret);
     this.secret = new HubSecret(nc, this.layout, this.timing, own);
-    this.readings = new SharedReadings((id) =>
-      fromJetStream(this.nc, id, {
-        prefix: this.layout.prefix,
-        keepUnknown: true,
-        onDiagnostic: options.onDiagnostic,
-      }).pipe(map((event) => ({ index: positionOf(event)!.sequence - 1, event }))),
+    this.readings = new SharedReadings(
+      (id, after) =>
+        fromJetStream(this.nc, id, {
+          prefix: this.layout.prefix,
+          keepUnknown: true,
+          onDiagnostic: options.onDiagnostic,
+        }).pipe(
+          map((event) => ({ index: positionOf(event)!.sequence - 1, event })),
+          filter(({ index }) => index > after),
+        ),
+      positive('sharedReadBytes', options.sharedReadBytes, SHARED_READ_BYTES),
     );
   }
 

@@ -48,7 +48,7 @@ export class LocalRun {
   private markExited!: () => void;
   private logBytes = 0;
   /** Its readers from the store: one reading of its events shared by those who read at once. */
-  private readonly fromStore = new SharedReadings(() => this.store.read(this.stored.status, -1, undefined));
+  private readonly fromStore = new SharedReadings((_, after, flow) => this.store.read(this.stored.status, after, flow));
   /** The writes of its record, one after another (the first, its start's, its end's): the last made is the last written. */
   private saving: Promise<void> = Promise.resolve();
 

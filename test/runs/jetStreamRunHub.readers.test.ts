@@ -3,8 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { firstValueFrom, filter, lastValueFrom, ReplaySubject, toArray } from 'rxjs';
+import { firstValueFrom, filter, lastValueFrom, ReplaySubject, toArray, type Observable } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FlowControl } from '../../src/common/FlowControl.js';
+import { toJsonl } from '../../src/events/decode/jsonl.js';
 import { jetStreamRunHub, layoutOf } from '../../src/jetstream/index.js';
 import type { IndexedEvent, RunHub } from '../../src/runs/index.js';
 import { fakeEvoSci } from '../../testing/index.js';
@@ -21,17 +23,27 @@ describe('jetStreamRunHub readers in one hub process', () => {
   const dir = mkdtempSync(join(tmpdir(), 'evosci-rx-hubreaders-'));
   const prefix = uniquePrefix('readers');
   const go = join(dir, 'go');
+  const texts = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => text(from + i));
 
   beforeAll(async () => {
     nc = await connectBroker();
     removeStreams = await streamsFor(nc, prefix);
-    // 20 events, then the run waits for the test's sign, then 20 more and its end.
-    const steps = [
-      { lines: Array.from({ length: 20 }, (_, i) => text(i)) },
-      { waitForFile: go },
-      { lines: [...Array.from({ length: 19 }, (_, i) => text(20 + i)), DONE] },
-    ];
-    worker = servedWorker(nc, { prefix, runOptions: (request) => ({ prompt: request.prompt, ...fakeEvoSci(steps) }) });
+    // 20 events, then the run waits for the test's sign (a file named by its prompt), then 20 more and its end;
+    // a run asked for 'long' waits again, and has 10 more.
+    const steps = (prompt: string) =>
+      prompt === 'long'
+        ? [
+            { lines: texts(0, 20) },
+            { waitForFile: join(dir, 'long-1') },
+            { lines: texts(20, 40) },
+            { waitForFile: join(dir, 'long-2') },
+            { lines: [...texts(40, 49), DONE] },
+          ]
+        : [{ lines: texts(0, 20) }, { waitForFile: go }, { lines: [...texts(20, 39), DONE] }];
+    worker = servedWorker(nc, {
+      prefix,
+      runOptions: (request) => ({ prompt: request.prompt, ...fakeEvoSci(steps(request.prompt)) }),
+    });
     hub = jetStreamRunHub(nc, { prefix });
   });
 
@@ -74,5 +86,51 @@ describe('jetStreamRunHub readers in one hub process', () => {
     await firstValueFrom(seen.pipe(toArray()));
     await expect.poll(consumers, { timeout: 10_000 }).toBe(0);
     expect(indexes(await lastValueFrom(hub.follow(id, { after: 37 }).pipe(toArray())))).toEqual([38, 39]);
+  });
+
+  /** A reader of `events$`: what it has seen so far, and all it gets once it ends. */
+  const reader = (events$: Observable<IndexedEvent>) => {
+    const seen = new ReplaySubject<IndexedEvent>();
+    const all = lastValueFrom(seen.pipe(toArray()));
+    events$.subscribe(seen);
+    const reached = (index: number) => firstValueFrom(seen.pipe(filter((event) => event.index === index)));
+    return { all, reached };
+  };
+
+  it('past sharedReadBytes, send each reader on alone from its place, letting the shared consumer go', async () => {
+    // The first 25 events fit in a shared reading; the 26th passes its bound.
+    const lines = Array.from({ length: 25 }, (_, i) => Buffer.byteLength(toJsonl(JSON.parse(text(i)))));
+    const bounded = jetStreamRunHub(nc, { prefix, sharedReadBytes: lines.reduce((a, b) => a + b) });
+    const { id } = await bounded.start({ prompt: 'long' });
+    // An idle reader, stopped after five events, and two that keep up.
+    const flow = new FlowControl();
+    const idle = reader(bounded.follow(id, { flow }));
+    await idle.reached(4);
+    flow.pause();
+    const fromStart = reader(bounded.follow(id));
+    const fromFifteen = reader(bounded.follow(id, { after: 14 }));
+    await Promise.all([fromStart.reached(19), fromFifteen.reached(19)]);
+    expect(await consumers()).toBe(1);
+    // The run goes past the bound: each reader reads on alone, a consumer each, and the shared one is deleted.
+    writeFileSync(join(dir, 'long-1'), '');
+    await Promise.all([fromStart.reached(39), fromFifteen.reached(39)]);
+    await expect.poll(consumers, { timeout: 10_000 }).toBe(3);
+    // The idle reader too has its events past the bound, from its own consumer.
+    await idle.reached(39);
+    // A reader who comes now reads alone too.
+    const late = reader(bounded.follow(id, { after: 35 }));
+    await late.reached(39);
+    await expect.poll(consumers, { timeout: 10_000 }).toBe(4);
+    writeFileSync(join(dir, 'long-2'), '');
+    flow.resume();
+    const indexes = (events: IndexedEvent[]) => events.map(({ index }) => index);
+    const from = (first: number) => Array.from({ length: 50 - first }, (_, i) => first + i);
+    expect(indexes(await idle.all)).toEqual(from(0));
+    expect(indexes(await fromStart.all)).toEqual(from(0));
+    expect(indexes(await fromFifteen.all)).toEqual(from(15));
+    expect(indexes(await late.all)).toEqual(from(36));
+    expect((await idle.all)[30]!.event).toEqual(JSON.parse(text(30)));
+    await expect.poll(consumers, { timeout: 10_000 }).toBe(0);
+    await bounded.close();
   });
 });
