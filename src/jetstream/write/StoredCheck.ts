@@ -129,10 +129,8 @@ export class StoredCheck {
       headers_only: true,
     });
     try {
-      for (let pending = 1; pending > 0; ) {
-        stop?.throwIfAborted();
-        pending = await this.readPage(consumer, found);
-      }
+      // Stopped: what was read is dropped by the caller, not asked for again.
+      for (let pending = 1; pending > 0 && !stop?.aborted;) pending = await this.readPage(consumer, found);
     } finally {
       await consumer.delete().catch(() => undefined);
     }
