@@ -46,9 +46,11 @@ const MIN_EXPIRES_MS = 1000;
  * can lose what a leader acknowledged, and an id the old leader still holds
  * as "in process" would make a re-send under it a duplicate of nothing. So
  * the subject's count of messages (the leader's) is compared with what was
- * sent; when it is short, the subject is read back and each missing message
- * is sent again under a fresh `Nats-Msg-Id` (a reader drops a copy of an
- * event it already has). The payloads of the last 256 messages sent (and at
+ * sent; when it differs, the subject is read back (a page at a time, until
+ * nothing is pending) and each message missing from it is sent again under a
+ * fresh `Nats-Msg-Id` (a reader drops a copy of an event it already has).
+ * After a re-send, the events read back decide, not the count, which a
+ * duplicate can make up. The payloads of the last 256 messages sent (and at
  * most `maxKeptBytes`) are kept for that; a message missing from before them
  * fails the attempt with a `BrokerError` that names it, rather than end it
  * with a hole.
