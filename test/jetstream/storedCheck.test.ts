@@ -4,15 +4,65 @@
 // missing one again under a fresh Nats-Msg-Id. Here a message is removed
 // from the stream (as a leader change can lose an acknowledged write) after
 // its ack and before the run ends: the run is still read whole.
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { lastValueFrom, Subject, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events/codecs.js';
 import { fromJetStream, publishTo } from '../../src/jetstream/index.js';
+import { AttemptMessages } from '../../src/jetstream/write/AttemptMessages.js';
+import { publishStored } from '../../src/jetstream/write/publishStored.js';
+import { StoredCheck } from '../../src/jetstream/write/StoredCheck.js';
+import type { JetStreamLayout } from '../../src/jetstream/wire/layout.js';
 import { until } from './cluster/readersSupport.js';
 import { suiteStreams } from './support.js';
 
 const EVENTS = 10;
+const TIMING = { ackTimeoutMs: 5000, retryForMs: 30_000 };
+
+/** The count of messages on `subject`, as the stream answers. */
+async function countOf(jsm: JetStreamManager, stream: string, subject: string): Promise<number> {
+  return (await jsm.streams.info(stream, { subjects_filter: subject })).state.subjects?.[subject] ?? 0;
+}
+
+/** The stream sequence of event `sequence` of `subject`, read through the stream. */
+async function streamSequenceOf(jsm: JetStreamManager, stream: string, subject: string, sequence: number) {
+  const { first_seq: first, last_seq: last } = (await jsm.streams.info(stream)).state;
+  for (let seq = first; seq <= last; seq++) {
+    const m = await jsm.streams.getMessage(stream, { seq }).catch(() => null);
+    if (m?.subject === subject && m.header.get('EvoSci-Seq') === String(sequence)) return seq;
+  }
+  throw new Error(`event ${sequence} is not on ${subject}`);
+}
+
+/**
+ * A check over `events` events of attempt 1 of `runId`, each stored as the
+ * writer stores it; the stream sequence of each, by event.
+ */
+async function storedAttempt(
+  nc: NatsConnection,
+  layout: JetStreamLayout,
+  runId: string,
+  events: number,
+  page?: number,
+) {
+  const messages = new AttemptMessages({
+    layout,
+    runId,
+    attempt: 1,
+    worker: undefined,
+    prompt: undefined,
+    requestSequence: undefined,
+  });
+  const check = new StoredCheck(nc, layout.eventsStream, messages, TIMING, 1 << 20, page);
+  const acks = Array.from({ length: events }, (_, i) => {
+    const data = Buffer.from(`{"type":"text","content":"event ${i + 1}"}\n`);
+    check.sent(i + 1, data, undefined);
+    return publishStored(nc, messages.event(i + 1, undefined), data, TIMING);
+  });
+  const sequences = (await Promise.all(acks)).map((ack) => ack.seq);
+  return { check, sequences, subject: messages.event(1, undefined).subject };
+}
 
 describe('the end of a run', () => {
   const streams = suiteStreams('check');
@@ -46,5 +96,90 @@ describe('the end of a run', () => {
     expect(read.map((e) => (e as { content: string }).content)).toEqual(
       Array.from({ length: EVENTS }, (_, i) => `event ${i + 1}`),
     );
+  });
+
+  it('is written only once every event is read back, when a duplicate makes the count match with one missing', async () => {
+    const nc = streams.connection();
+    const { layout, prefix } = streams;
+    const stream = layout.eventsStream;
+    const jsm = await jetstreamManager(nc);
+    const subject = layout.attemptSubject('r2', 1);
+    const source = new Subject<EvoEvent>();
+    const written = lastValueFrom(source.pipe(publishTo(nc, 'r2', { prefix }), toArray()));
+    for (let i = 1; i <= EVENTS; i++) source.next({ type: 'text', content: `event ${i}` });
+    await until(async () => ((await countOf(jsm, stream, subject)) === EVENTS ? true : undefined));
+    for (const sequence of [4, 6])
+      expect(await jsm.streams.deleteMessage(stream, await streamSequenceOf(jsm, stream, subject, sequence))).toBe(
+        true,
+      );
+    // A copy of event 9 holds the id of the first re-send of event 6 (as an
+    // original still "in process" would): the stream drops that re-send, and
+    // after it the subject's count is what was sent, with event 6 missing.
+    const nine = await jsm.streams.getMessage(stream, { seq: await streamSequenceOf(jsm, stream, subject, 9) });
+    const copied: Record<string, string> = {};
+    for (const name of nine!.header.keys()) if (name !== 'Nats-Msg-Id') copied[name] = nine!.header.get(name);
+    await publishStored(nc, { subject, msgID: 'r2.1.6.again1', headers: copied }, nine!.data, TIMING);
+    source.complete();
+    expect(await written).toHaveLength(EVENTS);
+    const idOf = async (sequence: number) =>
+      (
+        await jsm.streams.getMessage(stream, { seq: await streamSequenceOf(jsm, stream, subject, sequence) })
+      )?.header.get('Nats-Msg-Id');
+    expect(await idOf(4)).toBe('r2.1.4.again1');
+    expect(await idOf(6)).toBe('r2.1.6.again2');
+    const read = await lastValueFrom(fromJetStream(nc, 'r2', { prefix }).pipe(toArray()));
+    expect(read.map((e) => (e as { content: string }).content)).toEqual(
+      Array.from({ length: EVENTS }, (_, i) => `event ${i + 1}`),
+    );
+  });
+});
+
+describe('the check of what an attempt stored', () => {
+  const streams = suiteStreams('checkread');
+
+  it('reads back an attempt of more messages than one fetch brings, page by page, and sends again only the missing one', async () => {
+    const nc = streams.connection();
+    const { layout } = streams;
+    const stream = layout.eventsStream;
+    const jsm = await jetstreamManager(nc);
+    const { check, sequences, subject } = await storedAttempt(nc, layout, 'paged', 1000, 100);
+    expect(await jsm.streams.deleteMessage(stream, sequences[994]!)).toBe(true);
+    // Each fetch of the read-back is a pull request to its consumer.
+    let pulls = 0;
+    const sub = nc.subscribe(`$JS.API.CONSUMER.MSG.NEXT.${stream}.>`, {
+      callback: () => {
+        pulls++;
+      },
+    });
+    await check.complete();
+    await nc.flush();
+    sub.unsubscribe();
+    expect(pulls).toBeGreaterThanOrEqual(10);
+    expect(await countOf(jsm, stream, subject)).toBe(1000);
+    const again = await jsm.streams.getMessage(stream, { last_by_subj: subject });
+    expect(again?.header.get('EvoSci-Seq')).toBe('995');
+    expect(again?.header.get('Nats-Msg-Id')).toBe('paged.1.995.again1');
+  });
+
+  it('sends nothing again once stopped', async () => {
+    const nc = streams.connection();
+    const { layout } = streams;
+    const stream = layout.eventsStream;
+    const jsm = await jetstreamManager(nc);
+    const { check, sequences, subject } = await storedAttempt(nc, layout, 'stopped', EVENTS);
+    expect(await jsm.streams.deleteMessage(stream, sequences[3]!)).toBe(true);
+    const stop = new AbortController();
+    // Stopped as the check, having found the subject short, starts reading it back.
+    const sub = nc.subscribe('$JS.API.CONSUMER.CREATE.>', {
+      callback: (_, m) => {
+        if (m.subject.startsWith(`$JS.API.CONSUMER.CREATE.${stream}`)) stop.abort();
+      },
+    });
+    await expect(check.complete(stop.signal)).rejects.toThrow(/abort/i);
+    sub.unsubscribe();
+    expect(stop.signal.aborted).toBe(true);
+    expect(await countOf(jsm, stream, subject)).toBe(EVENTS - 1);
+    const last = await jsm.streams.getMessage(stream, { last_by_subj: subject });
+    expect(last?.header.get('Nats-Msg-Id')).toBe(`stopped.1.${EVENTS}`);
   });
 });

@@ -70,6 +70,8 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
   private stopWatchingAge: () => void = () => undefined;
   private ended: Ending | undefined;
   private stopped = false;
+  /** Aborted as the writer stops: the check of what is stored sends nothing again after it. */
+  private readonly stopping = new AbortController();
   private finishing = false;
   private source: Subscription | undefined;
 
@@ -151,6 +153,7 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
   /** Unsubscribed: stops the source, writes no record. */
   stop(): void {
     this.stopped = true;
+    this.stopping.abort();
     this.queue.close();
     this.stopWatchingAge();
     this.backpressure.release();
@@ -209,7 +212,7 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
     const target = this.messages.status('finished', this.startSequence);
     // The end is written only once the stream holds every message sent.
     void this.check
-      .complete()
+      .complete(this.stopping.signal)
       .then(() => (this.stopped ? undefined : publishStored(this.nc, target, encodeRecord(record), this.plan.timing)))
       .then(
         () => {

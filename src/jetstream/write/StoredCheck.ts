@@ -1,4 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { Consumer } from '@nats-io/jetstream';
 import { RunHeaders } from '../wire/records.js';
 import { BrokerError } from '../wire/errors.js';
 import { clientsOf } from '../wire/clients.js';
@@ -30,15 +31,26 @@ const KEPT_MESSAGES = 256;
 const ROUNDS = 3;
 
 /**
+ * Messages read back in one fetch: a page, so that each fetch of a large
+ * attempt (headers only) ends well within its expiry rather than at it.
+ */
+const READ_PAGE = 10_000;
+
+/** The least expiry the client takes for a fetch. */
+const MIN_EXPIRES_MS = 1000;
+
+/**
  * What one attempt sent to its events subject, checked against the stream
  * before its `finished` record is written: a run's end is written only once
  * its events are all stored. An ack is the stream's word, but a leader change
  * can lose what a leader acknowledged, and an id the old leader still holds
  * as "in process" would make a re-send under it a duplicate of nothing. So
  * the subject's count of messages (the leader's) is compared with what was
- * sent; when it is short, the subject is read back and each missing message
- * is sent again under a fresh `Nats-Msg-Id` (a reader drops a copy of an
- * event it already has). The payloads of the last 256 messages sent (and at
+ * sent; when it differs, the subject is read back (a page at a time, until
+ * nothing is pending) and each message missing from it is sent again under a
+ * fresh `Nats-Msg-Id` (a reader drops a copy of an event it already has).
+ * After a re-send, the events read back decide, not the count, which a
+ * duplicate can make up. The payloads of the last 256 messages sent (and at
  * most `maxKeptBytes`) are kept for that; a message missing from before them
  * fails the attempt with a `BrokerError` that names it, rather than end it
  * with a hole.
@@ -58,6 +70,8 @@ export class StoredCheck {
     private readonly messages: AttemptMessages,
     private readonly timing: PublishTiming,
     private readonly maxKeptBytes: number,
+    /** Messages asked for in each fetch of the read-back. */
+    private readonly pageSize = READ_PAGE,
   ) {}
 
   /** A message of the attempt is sent: counted, and its payload kept while it is among the last ones. */
@@ -70,15 +84,30 @@ export class StoredCheck {
       this.keptBytes -= this.kept.shift()!.data.length;
   }
 
-  /** Resolves once the stream holds every message sent; fails with a `BrokerError` if some cannot be sent again. */
-  async complete(): Promise<void> {
+  /**
+   * Resolves once the stream holds every message sent; fails with a
+   * `BrokerError` if some cannot be sent again, and with `stop`'s reason once
+   * it is aborted (checked between steps: nothing is sent again after it).
+   */
+  async complete(stop?: AbortSignal): Promise<void> {
     // Asked again through an election, as a publish is.
     const until = Date.now() + this.timing.retryForMs;
+    const asked = async <R>(call: () => Promise<R>): Promise<R> => {
+      stop?.throwIfAborted();
+      const answer = await retried(this.nc, call, until);
+      stop?.throwIfAborted();
+      return answer;
+    };
     for (;;) {
-      if (this.count === 0 || (await retried(this.nc, () => this.storedCount(), until)) >= this.count) return;
+      if (this.count === 0) return;
+      // The count alone decides only an exact match before any re-send: a
+      // duplicate (a re-send and its late original both stored) can make up for a hole.
+      if (this.round === 0 && (await asked(() => this.storedCount())) === this.count) return;
+      const missing = this.missing(await asked(() => this.storedKeys(stop)));
+      if (missing.length === 0) return;
       if (++this.round > ROUNDS)
         throw new BrokerError(`${this.subject}: messages still missing after ${ROUNDS} rounds of sending them again`);
-      await this.sendMissing(await retried(this.nc, () => this.storedKeys(), until));
+      await this.sendAgain(missing);
     }
   }
 
@@ -93,32 +122,48 @@ export class StoredCheck {
     return info.state.subjects?.[this.subject] ?? 0;
   }
 
-  /** The messages on the attempt's subject, read back (headers only). */
-  private async storedKeys(): Promise<Set<string>> {
-    const total = await this.storedCount();
+  /** The distinct messages on the attempt's subject, read back (headers only) page by page until none is pending. */
+  private async storedKeys(stop: AbortSignal | undefined): Promise<Set<string>> {
     const found = new Set<string>();
-    if (total === 0) return found;
+    if ((await this.storedCount()) === 0) return found;
     const consumer = await clientsOf(this.nc).js.consumers.get(this.stream, {
       filter_subjects: this.subject,
       headers_only: true,
     });
     try {
-      const read = await consumer.fetch({ max_messages: total, expires: this.timing.ackTimeoutMs });
-      for await (const m of read) {
-        const part = partOf(m.headers?.get(RunHeaders.part));
-        if (part !== null) found.add(keyOf(Number(m.headers?.get(RunHeaders.sequence)), part));
-        if (m.info.pending === 0) break;
-      }
+      // Stopped: what was read is dropped by the caller, not asked for again.
+      for (let pending = 1; pending > 0 && !stop?.aborted;) pending = await this.readPage(consumer, found);
     } finally {
       await consumer.delete().catch(() => undefined);
     }
     return found;
   }
 
-  /** Sends again, under fresh ids, each message sent that `stored` lacks. */
-  private async sendMissing(stored: ReadonlySet<string>): Promise<void> {
+  /**
+   * One fetch of the read-back, its keys added to `found`; how many messages
+   * are pending after it. A fetch that brings nothing ended before the
+   * subject's last message: an error that `retried` asks again, since taking
+   * the messages not read for missing would send them again, or fail the attempt.
+   */
+  private async readPage(consumer: Consumer, found: Set<string>): Promise<number> {
+    const expires = Math.max(MIN_EXPIRES_MS, this.timing.ackTimeoutMs);
+    const read = await consumer.fetch({ max_messages: this.pageSize, expires });
+    let pending: number | undefined;
+    for await (const m of read) {
+      const part = partOf(m.headers?.get(RunHeaders.part));
+      if (part !== null) found.add(keyOf(Number(m.headers?.get(RunHeaders.sequence)), part));
+      pending = m.info.pending;
+      if (pending === 0) break;
+    }
+    if (pending === undefined)
+      throw new BrokerError(`${this.subject}: reading stream ${this.stream} back ended before its last message`);
+    return pending;
+  }
+
+  /** Each message sent that `stored` lacks; a `BrokerError` if one is no longer kept to be sent again. */
+  private missing(stored: ReadonlySet<string>): Kept[] {
     const kept = new Map(this.kept.toArray().map((k) => [keyOf(k.sequence, k.part), k]));
-    const resend: Promise<unknown>[] = [];
+    const missing: Kept[] = [];
     for (const [sequence, count] of this.shapes.entries()) {
       if (count === undefined) continue;
       const parts = count === 0 ? [undefined] : Array.from({ length: count }, (_, i) => ({ index: i + 1, count }));
@@ -130,12 +175,19 @@ export class StoredCheck {
           throw new BrokerError(
             `event ${sequence} is missing from ${this.subject} in stream ${this.stream}, and is no longer held to be sent again`,
           );
-        const target = this.messages.event(sequence, part);
-        resend.push(
-          publishStored(this.nc, { ...target, msgID: `${target.msgID}.again${this.round}` }, message.data, this.timing),
-        );
+        missing.push(message);
       }
     }
-    await Promise.all(resend);
+    return missing;
+  }
+
+  /** Sends `missing` again, under fresh ids: `<id>.again<round>`. */
+  private async sendAgain(missing: readonly Kept[]): Promise<void> {
+    await Promise.all(
+      missing.map(({ sequence, part, data }) => {
+        const target = this.messages.event(sequence, part);
+        return publishStored(this.nc, { ...target, msgID: `${target.msgID}.again${this.round}` }, data, this.timing);
+      }),
+    );
   }
 }
