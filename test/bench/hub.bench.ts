@@ -19,7 +19,12 @@
  *   paced    the fake CLI writes one event every `--gap` ms: the p99 of the time from the CLI's line
  *            (its `written_at`) to the reader's frame, over every tenth reader
  * Memory per reader is the server's peak RSS, sampled every 10 ms, less its
- * RSS before the readers came, divided by the readers. For the JetStream
+ * RSS before the readers came, divided by the readers: garbage not yet
+ * collected counts. Memory held per reader is weighed on the paced run: the
+ * CLI stops half-way, once every reader has read that half, the server (run
+ * with --expose-gc) collects its garbage and gives its heapUsed + external
+ * and its RSS, less the same after GC before the readers came, divided by
+ * the readers; then the CLI goes on. For the JetStream
  * hub: the most consumers on the events stream while the readers read, the
  * messages the hub's connection took in, and how much the broker's RSS grew
  * (a broker this bench started; `–` for the suite's).
@@ -43,7 +48,7 @@ import { ensureStreams, layoutOf, serveRuns } from '../../src/jetstream/index.js
 import { fakeEvoSci } from '../../testing/index.js';
 import { largeTranscript } from '../fixtures/producer.js';
 import { natsUrl, ownBroker, type OwnBroker } from '../support/natsServer.js';
-import { benchSteps } from './hub/script.js';
+import { benchSteps, holdOf, type Hold } from './hub/script.js';
 import { table } from './report.js';
 
 const { values: flags } = parseArgs({
@@ -75,6 +80,8 @@ interface Figures {
   readonly failed: number;
   readonly eventsPerSecond: number;
   readonly kibPerReader: number;
+  /** Paced only: KiB per reader held after GC mid-run, in heapUsed + external and in RSS. */
+  readonly held?: { js: number; rss: number } | undefined;
   readonly p99: number;
   readonly p50: number;
   /** JetStream only: the most consumers on the events stream while the readers read, and what the hub's connection took in. */
@@ -100,8 +107,8 @@ class Child {
   constructor(readonly process: ChildProcess) {
     this.lines = createInterface({ input: process.stdout! })[Symbol.asyncIterator]();
   }
-  static tsx(file: string, args: readonly string[]): Child {
-    const child = spawn(process.execPath, ['--import', 'tsx', file, ...args], {
+  static tsx(file: string, args: readonly string[], node: readonly string[] = []): Child {
+    const child = spawn(process.execPath, [...node, '--import', 'tsx', file, ...args], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -184,27 +191,37 @@ async function measure(
   nc?: NatsConnection,
 ): Promise<Figures> {
   const count = mode === 'paced' ? pacedEvents : events;
-  const server = Child.tsx('test/bench/hub/server.ts', [
-    kind === 'floor' ? 'floor' : kind,
-    transcriptOf(count),
-    String(mode === 'paced' ? gapMs : 0),
-    broker,
-    prefix,
-  ]);
+  const server = Child.tsx(
+    'test/bench/hub/server.ts',
+    [kind === 'floor' ? 'floor' : kind, transcriptOf(count), String(mode === 'paced' ? gapMs : 0), broker, prefix],
+    ['--expose-gc'],
+  );
   const reading: Child[] = [];
   try {
     const { port } = await server.next<{ port: number }>();
     const origin = `http://127.0.0.1:${port}`;
     const go = join(work, `go-${kind}-${mode}-${readers}`);
-    const { id } = await call<{ id: string }>(origin, mode === 'replay' ? '/bench/start' : `/bench/start?live=${go}`);
-    await call(origin, '/bench/mark');
+    const hold: Hold | undefined =
+      mode === 'paced' ? { file: join(work, `hold-${kind}-${readers}`), after: Math.floor(count / 2) } : undefined;
+    const holding = hold ? `&hold=${hold.file}&holdAfter=${hold.after}` : '';
+    const { id } = await call<{ id: string }>(
+      origin,
+      mode === 'replay' ? '/bench/start' : `/bench/start?live=${go}${holding}`,
+    );
+    await call(origin, hold ? '/bench/mark?gc=1' : '/bench/mark');
     const broker = watchBroker(nc);
     const path = kind === 'floor' ? '/floor' : `/runs/${id}/events`;
-    const child = Child.tsx('test/bench/hub/readers.ts', [`${origin}${path}`, String(readers), String(count)]);
+    const child = Child.tsx('test/bench/hub/readers.ts', [
+      `${origin}${path}`,
+      String(readers),
+      String(count),
+      String(hold?.after ?? 0),
+    ]);
     reading.push(child);
     await child.next<{ connected: number }>();
     const wentAt = performance.timeOrigin + performance.now();
     if (mode !== 'replay') writeFileSync(go, '');
+    const held = hold && (await weighHeld(origin, child, hold, readers));
     const result = await child.next<{
       started: number;
       ended: number;
@@ -225,6 +242,7 @@ async function measure(
       failed: result.failed,
       eventsPerSecond: (readers * count) / seconds,
       kibPerReader: (memory.peak - memory.baseline) / 1024 / readers,
+      held,
       p50: result.p50,
       p99: result.p99,
       ...(nc && { broker: await broker(), received: memory.received }),
@@ -233,6 +251,19 @@ async function measure(
     for (const child of reading) await child.stop();
     await server.stop();
   }
+}
+
+/** Once every reader has read the first half of a held run: what the server holds per reader after GC; then lets it go on. */
+async function weighHeld(
+  origin: string,
+  readers: Child,
+  hold: Hold,
+  count: number,
+): Promise<{ js: number; rss: number }> {
+  await readers.next<{ holding: number }>();
+  const held = await call<{ js: number; rss: number }>(origin, '/bench/held');
+  writeFileSync(hold.file, '');
+  return { js: held.js / 1024 / count, rss: held.rss / 1024 / count };
 }
 
 /** A serveRuns worker in this process, for the JetStream hub's runs. */
@@ -244,7 +275,8 @@ async function jetStreamWorker(url: string): Promise<{ nc: NatsConnection; stop:
     concurrency: 4,
     runOptions: (request) => {
       const { transcript = '', gap = '0', go } = request.metadata ?? {};
-      return { prompt: request.prompt, ...fakeEvoSci(benchSteps(transcript, Number(gap), go || undefined)) };
+      const steps = benchSteps(transcript, Number(gap), go || undefined, holdOf(request.metadata));
+      return { prompt: request.prompt, ...fakeEvoSci(steps) };
     },
   }).subscribe({ error: (err: unknown) => console.error(`worker failed: ${String(err)}`) });
   return { nc, stop: async () => (subscription.unsubscribe(), await nc.drain()) };
@@ -293,6 +325,7 @@ try {
           `${(f.eventsPerSecond / base.eventsPerSecond).toFixed(2)}×`,
           fmt(f.kibPerReader, 1),
           mode === 'live' && paced ? `${fmt(paced.p99, 1)} ms` : '',
+          mode === 'live' && paced?.held ? `${fmt(paced.held.js, 1)} / ${fmt(paced.held.rss, 1)}` : '',
           f.broker === undefined
             ? ''
             : `${f.broker.consumers} / ${fmt(f.received!.msgs)} / ${f.broker.rssGrowth === undefined ? '–' : fmt(f.broker.rssGrowth / 1024 / 1024, 1)}`,
@@ -301,7 +334,15 @@ try {
     console.log(`\n${kind}`);
     console.log(
       table(
-        ['readers', 'events/s', '× floor', 'KiB per reader', 'p99 added (paced)', 'consumers / msgs in / broker MiB'],
+        [
+          'readers',
+          'events/s',
+          '× floor',
+          'KiB per reader, peak',
+          'p99 added (paced)',
+          'KiB held per reader, after GC (JS / RSS)',
+          'consumers / msgs in / broker MiB',
+        ],
         rows,
       ),
     );

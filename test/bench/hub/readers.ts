@@ -1,15 +1,18 @@
 // The readers of hub.bench.ts, in a process of their own: N SSE connections
 // to one run's events, each checking that its frames come in order, from
 // id 0 to the last, then `end`. Prints `{"connected": N}` once every
-// response's headers have come, then its figures as one JSON line.
+// response's headers have come; with <holdAt>, `{"holding": N}` once every
+// reader has read N frames; then its figures as one JSON line.
 //
-//   node --import tsx test/bench/hub/readers.ts <url> <readers> <events>
+//   node --import tsx test/bench/hub/readers.ts <url> <readers> <events> [holdAt]
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 
-const [url = '', readers = '1', events = '0'] = process.argv.slice(2);
+const [url = '', readers = '1', events = '0', holdAt = '0'] = process.argv.slice(2);
 const count = Number(readers);
 const expected = Number(events);
+const holding = Number(holdAt);
+let readersAtHold = 0;
 const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
 const now = () => performance.timeOrigin + performance.now();
 const STAMP = '"written_at":';
@@ -48,6 +51,7 @@ class Reader {
     const id = Number(text.slice(start + 4, text.indexOf('\n', start)));
     if (id !== this.next) return this.fail(`event ${id} where ${this.next} was due`);
     this.next++;
+    if (this.next === holding && ++readersAtHold === count) console.log(JSON.stringify({ holding }));
     if (this.latencies) {
       const stamp = text.lastIndexOf(STAMP, stop);
       if (stamp > start) this.latencies.push(now() - Number.parseFloat(text.slice(stamp + STAMP.length, stop)));
