@@ -121,6 +121,23 @@ describe('AckCollector', () => {
     expect(a.result.ack).toMatchObject({ seq: 11 });
   });
 
+  it('leaves a publish of one run alone when a later one of another run is stored', async () => {
+    const first = new Leader(server);
+    const other = new Leader(server);
+    await server.flush();
+    const a = publish(collector, first.subject, 'e1');
+    const b = publish(collector, other.subject, 'e2');
+    await settle();
+    // Another run's ack says nothing of this one's leader: e1 is not sent again.
+    await other.answer(other.got[0]!, { stream: 'S', seq: 30 });
+    await b.done;
+    await settle();
+    expect(first.payloads).toEqual(['e1']);
+    await first.answer(first.got[0]!, { stream: 'S', seq: 31 });
+    await a.done;
+    expect(a.result.ack).toMatchObject({ seq: 31 });
+  });
+
   it('sends again once its subject had no ack for resendAfterMs, not before', async () => {
     const leader = new Leader(server);
     await server.flush();
