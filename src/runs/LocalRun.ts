@@ -5,6 +5,7 @@ import { run, type ExitInfo, type RunOptions } from '../process/run.js';
 import { RunInterruptedError } from './errors.js';
 import { cancelledError, errorOfStatus, runEndOf } from './runEnd.js';
 import { RunLog } from './RunLog.js';
+import type { KeptReadings } from './KeptReadings.js';
 import { SHARED_READ_BYTES, SharedReadings } from './SharedReadings.js';
 import type { EventSink, RunStore, StoredRun } from './RunStore.js';
 import type { EndState, IndexedEvent, RunStatus } from './wire.js';
@@ -47,8 +48,8 @@ export class LocalRun {
   private readonly exited: Promise<void>;
   private markExited!: () => void;
   private logBytes = 0;
-  /** Its readers from the store: one reading of its events shared by those who read at once. */
-  private readonly fromStore = new SharedReadings((_, after, flow) => this.store.read(this.stored.status, after, flow));
+  /** Its readers from the store: one reading of its events shared by those who read at once, kept a while after. */
+  private readonly fromStore: SharedReadings;
   /** The writes of its record, one after another (the first, its start's, its end's): the last made is the last written. */
   private saving: Promise<void> = Promise.resolve();
 
@@ -57,22 +58,35 @@ export class LocalRun {
     private readonly store: RunStore,
     private readonly hooks: RunHooks,
     options: RunOptions | undefined,
+    kept: KeptReadings,
   ) {
     this.stored = stored;
+    const open = (_: string, after: number, flow: FlowControl | undefined) => store.read(stored.status, after, flow);
+    this.fromStore = new SharedReadings(open, SHARED_READ_BYTES, kept);
     // First: options that `run()` refuses are refused before the run is recorded or a file opened.
     this.events$ = options && this.runOf(options);
     this.log = store.durable && stored.status.state !== 'running' ? undefined : new RunLog();
     this.exited = new Promise<void>((resolve) => (this.markExited = resolve));
   }
 
-  /** A new run, to `record`, then `begin`; throws the `TypeError` of options `run()` does not take. */
-  static prepare(stored: StoredRun, store: RunStore, hooks: RunHooks, options: RunOptions): LocalRun {
-    return new LocalRun(stored, store, hooks, options);
+  /**
+   * A new run, to `record`, then `begin`; throws the `TypeError` of options
+   * `run()` does not take. `kept` is the hub's: where the readings of its
+   * runs that ended wait for their next readers.
+   */
+  static prepare(
+    stored: StoredRun,
+    store: RunStore,
+    hooks: RunHooks,
+    options: RunOptions,
+    kept: KeptReadings,
+  ): LocalRun {
+    return new LocalRun(stored, store, hooks, options, kept);
   }
 
   /** A run found in the store when the hub opened: ended, its events in the store. */
-  static stored(stored: StoredRun, store: RunStore, hooks: RunHooks): LocalRun {
-    const found = new LocalRun(stored, store, hooks, undefined);
+  static stored(stored: StoredRun, store: RunStore, hooks: RunHooks, kept: KeptReadings): LocalRun {
+    const found = new LocalRun(stored, store, hooks, undefined, kept);
     found.goneNow();
     return found;
   }

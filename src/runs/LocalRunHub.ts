@@ -10,6 +10,8 @@ import {
   UnknownRunError,
 } from './errors.js';
 import { LocalRun, type RunHooks } from './LocalRun.js';
+import { KeptReadings } from './KeptReadings.js';
+import { SHARED_READ_BYTES } from './SharedReadings.js';
 import { memoryStore } from './MemoryStore.js';
 import {
   allowedFields,
@@ -87,6 +89,8 @@ class LocalRunHub implements RunHub {
   private readonly keepFinished: number;
   private readonly keepBytes: number;
   private readonly hooks: RunHooks;
+  /** The readings of its runs that ended, kept a while for the readers who come after: one bound for all its runs. */
+  private readonly kept = new KeptReadings(SHARED_READ_BYTES);
   private closed = false;
 
   constructor(
@@ -106,7 +110,7 @@ class LocalRunHub implements RunHub {
   /** What a store held when the hub opened. */
   adopt(found: OpenedStore): void {
     for (const run of found.forgotten) this.forgotten.add(run);
-    for (const stored of found.runs) this.hold(LocalRun.stored(stored, this.store, this.hooks), stored);
+    for (const stored of found.runs) this.hold(LocalRun.stored(stored, this.store, this.hooks, this.kept), stored);
     this.forgetOld();
   }
 
@@ -127,7 +131,7 @@ class LocalRunHub implements RunHub {
     const runOptions = policyRunOptions(this.options, this.allowed, checked, id);
     const stored = this.newRecord(id, checked, key, fingerprint);
     // Held before the first await: a repeat of the key, or one start too many, is refused meanwhile.
-    const live = LocalRun.prepare(stored, this.store, this.hooks, runOptions);
+    const live = LocalRun.prepare(stored, this.store, this.hooks, runOptions, this.kept);
     this.hold(live, stored);
     try {
       await live.record();
@@ -166,6 +170,7 @@ class LocalRunHub implements RunHub {
     this.closed = true;
     await Promise.all([...this.runs.values()].map((r) => r.interrupt()));
     await Promise.all(this.removals);
+    this.kept.clear();
   }
 
   private newRecord(id: string, request: StartRequest, key: string | undefined, fingerprint: string): StoredRun {

@@ -6,6 +6,7 @@
 // would make the hub hold the whole run, so the readers go on alone instead.
 import { catchError, defer, Observable, tap, throwError, type Subscriber, type Subscription } from 'rxjs';
 import type { FlowControl } from '../common/FlowControl.js';
+import { KeptReadings } from './KeptReadings.js';
 import { RunLog } from './RunLog.js';
 import type { IndexedEvent } from './wire.js';
 
@@ -45,6 +46,8 @@ class SharedReading {
     private readonly maxBytes: number,
     /** Told once no one will join this reading again: its run's next reader makes a new one. */
     private readonly onDone: () => void,
+    /** Where it waits, once its run has ended and its last reader left, for readers who come soon after. */
+    private readonly kept: KeptReadings,
   ) {}
 
   /** Whether a reader who comes now may join it: not once it failed (a new reading may get further) or overflowed. */
@@ -54,6 +57,7 @@ class SharedReading {
 
   /** One more reader, after index `after`; the reading starts with its first. Returns its teardown. */
   read(after: number, flow: FlowControl | undefined, subscriber: Subscriber<IndexedEvent>): () => void {
+    this.kept.take(this);
     this.readers.add(subscriber);
     const reading = this.log.read(after, flow, (reader) => this.endReader(reader)).subscribe(subscriber);
     if (!this.subscription) {
@@ -69,6 +73,8 @@ class SharedReading {
       reading.unsubscribe();
       this.readers.delete(subscriber);
       if (this.readers.size > 0) return;
+      // A run that ended has all its events in the log: it is kept for the next readers, with nothing to stop.
+      if (this.ending === 'completed') return this.kept.keep(this, this.bytes, this.onDone);
       this.subscription?.unsubscribe();
       this.onDone();
     };
@@ -112,7 +118,8 @@ class SharedReading {
  * The runs being read in this hub process, one shared reading each: the
  * first reader of a run opens it (one consumer on the broker, one read of a
  * file), the readers after it join it at their own place, and it closes with
- * its last reader. Its log keeps the run's events while anyone reads it, up
+ * its last reader, or, once its run has ended, is kept a while (`KeptReadings`)
+ * for the readers who come after. Its log keeps the run's events while anyone reads it, up
  * to `maxBytes` of JSONL; each reader takes them at its own pace, a slow one
  * pausing only itself. Past `maxBytes` the reading closes and each of its
  * readers goes on alone from the event after the last it was given, as a
@@ -126,6 +133,8 @@ export class SharedReadings {
     private readonly open: OpenReading,
     /** Bytes of JSONL a shared reading holds before its readers go on alone. */
     private readonly maxBytes = SHARED_READ_BYTES,
+    /** Where the readings of runs that ended wait for their next readers: the hub's, shared by all its runs. */
+    private readonly kept = new KeptReadings(maxBytes),
   ) {}
 
   /** The run's events after index `after`: from the reading of the run this process shares, then alone if it overflows. */
@@ -149,9 +158,14 @@ export class SharedReadings {
     return new Observable<IndexedEvent>((subscriber) => {
       let reading = this.readings.get(id);
       if (!reading?.joinable) {
-        const made: SharedReading = new SharedReading(this.open(id, -1, undefined), this.maxBytes, () => {
-          if (this.readings.get(id) === made) this.readings.delete(id);
-        });
+        const made: SharedReading = new SharedReading(
+          this.open(id, -1, undefined),
+          this.maxBytes,
+          () => {
+            if (this.readings.get(id) === made) this.readings.delete(id);
+          },
+          this.kept,
+        );
         this.readings.set(id, made);
         reading = made;
       }

@@ -7,10 +7,11 @@ import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defer, filter, finalize, lastValueFrom, ReplaySubject, toArray, type Observable } from 'rxjs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { FlowControl } from '../../src/common/FlowControl.js';
 import type { DecodeIssue } from '../../src/events/errors.js';
 import { runHub, type IndexedEvent } from '../../src/runs/index.js';
+import { KeptReadings } from '../../src/runs/KeptReadings.js';
 import { SharedReadings } from '../../src/runs/SharedReadings.js';
 import { toJsonl } from '../../src/events/decode/jsonl.js';
 import type { EvoEvent } from '../../src/events/codecs.js';
@@ -66,6 +67,10 @@ describe('readers of a run in a directory', () => {
     expect(fromStart.map(({ index }) => index)).toEqual(all);
     expect(afterTen.map(({ index }) => index)).toEqual(all.slice(10));
     expect(fromStart[4]!.event).toEqual(JSON.parse(lines[4]!));
+    expect(issues).toHaveLength(1);
+    // A reader who comes after the others left joins the reading kept for it: the file is not read again.
+    const later = await lastValueFrom(hub.follow(id, { after: 19 }).pipe(toArray()));
+    expect(later.map(({ index }) => index)).toEqual(all.slice(20));
     expect(issues).toHaveLength(1);
     await hub.close();
   });
@@ -151,5 +156,75 @@ describe('a shared reading past its bound', () => {
     for (const { done } of readers) await expect(done).rejects.toBe(failure);
     expect(readers.map(({ seen }) => seen)).toEqual([range(0, 12), range(7, 12)]);
     expect([run.opened, run.open]).toEqual([3, 0]);
+  });
+});
+
+describe('the reading of a run that ended', () => {
+  const KEEP_MS = 1000;
+  const bytesOf = (count: number) =>
+    Array.from({ length: count }, (_, i) => Buffer.byteLength(toJsonl(textEvent(i)))).reduce((a, b) => a + b, 0);
+  afterEach(() => void vi.useRealTimers());
+
+  /** A run of `count` events that has ended, as a store holds it. */
+  function endedRun(count: number): StoredRun {
+    const run = new StoredRun();
+    run.emit(0, count);
+    run.events$.complete();
+    return run;
+  }
+
+  it('is kept for the readers who come after the last left, then let go', async () => {
+    vi.useFakeTimers();
+    const run = endedRun(5);
+    const readings = new SharedReadings((_, after) => run.read(after), 1 << 20, new KeptReadings(1 << 20, KEEP_MS));
+    await collect(readings.follow('r', -1, undefined)).done;
+    const second = collect(readings.follow('r', 2, undefined));
+    await second.done;
+    expect(second.seen).toEqual([3, 4]);
+    expect([run.opened, readings.reading('r')]).toEqual([1, true]);
+    // Each reader who comes takes it out for as long as it reads: the time starts again when it leaves.
+    vi.advanceTimersByTime(KEEP_MS - 1);
+    await collect(readings.follow('r', -1, undefined)).done;
+    vi.advanceTimersByTime(KEEP_MS - 1);
+    expect([run.opened, readings.reading('r')]).toEqual([1, true]);
+    vi.advanceTimersByTime(1);
+    expect(readings.reading('r')).toBe(false);
+    const after = collect(readings.follow('r', -1, undefined));
+    await after.done;
+    expect(after.seen).toEqual([0, 1, 2, 3, 4]);
+    expect(run.opened).toBe(2);
+  });
+
+  it('is not kept when its run failed, or when its last reader left before the run ended', async () => {
+    const kept = new KeptReadings(1 << 20, KEEP_MS);
+    const failed = new StoredRun();
+    const failing = new SharedReadings((_, after) => failed.read(after), 1 << 20, kept);
+    const reader = collect(failing.follow('f', -1, undefined));
+    failed.emit(0, 2);
+    failed.events$.error(new Error('the run failed'));
+    await expect(reader.done).rejects.toThrow('the run failed');
+    expect(failing.reading('f')).toBe(false);
+
+    const live = new StoredRun();
+    const following = new SharedReadings((_, after) => live.read(after), 1 << 20, kept);
+    const subscription = following.follow('l', -1, undefined).subscribe();
+    live.emit(0, 2);
+    subscription.unsubscribe();
+    // Its source stopped with its last reader: nothing holds a reading of a run that goes on.
+    expect([live.open, following.reading('l'), kept.heldBytes]).toEqual([0, false, 0]);
+  });
+
+  it("is kept within the hub's bound in bytes, the oldest let go for a newer one", async () => {
+    const kept = new KeptReadings(bytesOf(5) + bytesOf(3), KEEP_MS);
+    const runs = { a: endedRun(5), b: endedRun(3), c: endedRun(4) };
+    const readings = new SharedReadings((id, after) => runs[id as keyof typeof runs].read(after), 1 << 20, kept);
+    for (const id of ['a', 'b'] as const) await collect(readings.follow(id, -1, undefined)).done;
+    expect([readings.reading('a'), readings.reading('b'), kept.heldBytes]).toEqual([true, true, bytesOf(8)]);
+    // Four events more do not fit beside five and three: the oldest, a, is let go.
+    await collect(readings.follow('c', -1, undefined)).done;
+    expect([readings.reading('a'), readings.reading('b'), readings.reading('c')]).toEqual([false, true, true]);
+    expect(kept.heldBytes).toBe(bytesOf(3) + bytesOf(4));
+    kept.clear();
+    expect([readings.reading('b'), readings.reading('c'), kept.heldBytes]).toEqual([false, false, 0]);
   });
 });
