@@ -8,7 +8,7 @@
 // unsubscribed meanwhile.
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { lastValueFrom, Subject, toArray } from 'rxjs';
+import { lastValueFrom, Subject, tap, toArray } from 'rxjs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EvoEvent } from '../../src/events/codecs.js';
 import { BrokerError, fromJetStream, publishTo } from '../../src/jetstream/index.js';
@@ -190,23 +190,36 @@ describe('the end of a run', () => {
 describe('the end of a run that lost an event older than the last 256 messages its writer keeps', () => {
   const streams = suiteStreams('oldloss');
 
-  it('is recorded as failed, with an error naming the event, and the event is not sent again', async () => {
+  /**
+   * Writes run `runId` of 300 events and removes event 44 once all are
+   * stored: the newest event its writer no longer keeps (one later and it
+   * would be sent again). What the writer's Observable ended with.
+   */
+  async function losingEvent44(runId: string): Promise<unknown> {
     const nc = streams.connection();
     const { layout, prefix } = streams;
     const stream = layout.eventsStream;
     const jsm = await jetstreamManager(nc);
-    const subject = layout.attemptSubject('old', 1);
+    const subject = layout.attemptSubject(runId, 1);
     const source = new Subject<EvoEvent>();
-    const written = lastValueFrom(source.pipe(publishTo(nc, 'old', { prefix }), toArray()));
+    const written = lastValueFrom(source.pipe(publishTo(nc, runId, { prefix }), toArray()));
     emit(source, PAST_KEPT);
     await until(async () => ((await countOf(jsm, stream, subject)) === PAST_KEPT ? true : undefined));
-    // The newest event no longer kept: one later and it would be sent again.
     expect(await jsm.streams.deleteMessage(stream, await streamSequenceOf(jsm, stream, subject, 44))).toBe(true);
     source.complete();
-    const error = await written.then(
+    return written.then(
       () => undefined,
       (err: unknown) => err,
     );
+  }
+
+  it('is recorded as failed, with an error naming the event, and the event is not sent again', async () => {
+    const nc = streams.connection();
+    const { layout } = streams;
+    const stream = layout.eventsStream;
+    const jsm = await jetstreamManager(nc);
+    const subject = layout.attemptSubject('old', 1);
+    const error = await losingEvent44('old');
     expect(error).toBeInstanceOf(BrokerError);
     expect((error as Error).message).toBe(
       `event 44 is missing from ${subject} in stream ${stream}, and is no longer held to be sent again`,
@@ -214,15 +227,34 @@ describe('the end of a run that lost an event older than the last 256 messages i
     expect(await countOf(jsm, stream, subject)).toBe(PAST_KEPT - 1);
     const last = await jsm.streams.getMessage(stream, { last_by_subj: subject });
     expect(last?.header.get('Nats-Msg-Id')).toBe(`old.1.${PAST_KEPT}`);
-    // Its status: `started`, then the end the writer recorded as it failed, never `completed`.
+    // Its status: `started`, then the end the writer recorded as it failed, counting the events
+    // before the lost one; never `completed`.
     const status = layout.statusSubject('old');
     expect(await countOf(jsm, stream, status)).toBe(2);
     const end = await jsm.streams.getMessage(stream, { last_by_subj: status });
     expect(end?.json()).toMatchObject({
       record: 'finished',
       outcome: 'failed',
+      events: 43,
       error: { class: 'BrokerError', message: (error as Error).message },
     });
+  });
+
+  it('is read as the events stored before the lost one, then the error its writer recorded', async () => {
+    const nc = streams.connection();
+    const error = await losingEvent44('read');
+    const read: string[] = [];
+    const ended = await lastValueFrom(
+      fromJetStream(nc, 'read', { prefix: streams.prefix }).pipe(
+        tap((e) => read.push((e as { content: string }).content)),
+      ),
+    ).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(read).toEqual(Array.from({ length: 43 }, (_, i) => `event ${i + 1}`));
+    expect(ended).toBeInstanceOf(BrokerError);
+    expect((ended as Error).message).toBe((error as Error).message);
   });
 });
 
