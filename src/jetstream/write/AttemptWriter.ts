@@ -243,8 +243,10 @@ export class AttemptWriter<T extends EvoEvent | UnknownEvent> {
   /** The run's end, once stopped by a failure: recorded as failed unless the record cannot be written. */
   private failed(error: unknown): void {
     if (this.startSequence === undefined || this.nc.isClosed()) return this.subscriber.error(error);
-    // Only the events stored without a gap count: a consumer then ends at the error, not at a hole.
-    const record = this.messages.finished({ error, failed: true }, this.queue.stored, this.startSequence);
+    // Only the events stored without a gap count (as acked, and as the check read them back): a consumer then
+    // ends at the error, not at a hole.
+    const stored = Math.min(this.queue.stored, this.check.storedWithoutGap);
+    const record = this.messages.finished({ error, failed: true }, stored, this.startSequence);
     this.lastRecord(this.messages.status('finished', this.startSequence), record, error);
   }
 

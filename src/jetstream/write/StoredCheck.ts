@@ -53,7 +53,8 @@ const MIN_EXPIRES_MS = 1000;
  * duplicate can make up. The payloads of the last 256 messages sent (and at
  * most `maxKeptBytes`) are kept for that; a message missing from before them
  * fails the attempt with a `BrokerError` that names it, rather than end it
- * with a hole.
+ * with a hole (its failed `finished` record counts the events before the
+ * first missing one, `storedWithoutGap`).
  */
 export class StoredCheck {
   /** The count of parts (0: sent whole) of each event sent, by sequence. */
@@ -63,6 +64,8 @@ export class StoredCheck {
   private readonly kept = new Fifo<Kept>();
   private keptBytes = 0;
   private round = 0;
+  /** The first event the last read-back found missing: the attempt's events are whole only before it. */
+  private firstMissing = Infinity;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -109,6 +112,16 @@ export class StoredCheck {
         throw new BrokerError(`${this.subject}: messages still missing after ${ROUNDS} rounds of sending them again`);
       await this.sendAgain(missing);
     }
+  }
+
+  /**
+   * Events from the first stored with none missing, as the last read-back
+   * found them (`Infinity` until one is found missing): what the `finished`
+   * record of an attempt the check failed counts, so that a reader ends at
+   * its error rather than at a hole.
+   */
+  get storedWithoutGap(): number {
+    return this.firstMissing - 1;
   }
 
   private get subject(): string {
@@ -164,12 +177,14 @@ export class StoredCheck {
   private missing(stored: ReadonlySet<string>): Kept[] {
     const kept = new Map(this.kept.toArray().map((k) => [keyOf(k.sequence, k.part), k]));
     const missing: Kept[] = [];
+    this.firstMissing = Infinity;
     for (const [sequence, count] of this.shapes.entries()) {
       if (count === undefined) continue;
       const parts = count === 0 ? [undefined] : Array.from({ length: count }, (_, i) => ({ index: i + 1, count }));
       for (const part of parts) {
         const key = keyOf(sequence, part);
         if (stored.has(key)) continue;
+        this.firstMissing = Math.min(this.firstMissing, sequence);
         const message = kept.get(key);
         if (!message)
           throw new BrokerError(
