@@ -130,11 +130,13 @@ class JetStreamRunHub implements RunHub {
       options.idSecret === undefined ? undefined : checkSecret('jetStreamRunHub', 'idSecret', options.idSecret);
     this.secret = new HubSecret(nc, this.layout, this.timing, own);
     this.readings = new SharedReadings(
-      (id, after) =>
+      // A reader alone pauses its own consumer's pulls; the shared reading has no flow, and is bounded by its bytes.
+      (id, after, flow) =>
         fromJetStream(this.nc, id, {
           prefix: this.layout.prefix,
           keepUnknown: true,
           onDiagnostic: options.onDiagnostic,
+          flow,
         }).pipe(
           map((event) => ({ index: positionOf(event)!.sequence - 1, event })),
           filter(({ index }) => index > after),
