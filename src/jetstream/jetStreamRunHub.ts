@@ -69,8 +69,9 @@ export interface JetStreamRunHubOptions extends LayoutOptions {
   /**
    * Bytes of a run's events (as JSONL) that its readers in this process share
    * in memory, held while any of them reads. Past it the shared reading is
-   * let go, and each reader reads on alone with a consumer of its own, so
-   * that a reader that stays behind holds nothing. Default 4 MiB.
+   * let go, and each reader reads on alone with a consumer of its own, from
+   * which it pulls nothing while its `flow` is paused, so that a reader that
+   * stays behind holds at most what paused it and one pull. Default 4 MiB.
    */
   readonly sharedReadBytes?: number | undefined;
 }
