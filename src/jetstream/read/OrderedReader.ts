@@ -1,16 +1,10 @@
 import type { NatsConnection, Status } from '@nats-io/transport-node';
-import {
-  DeliverPolicy,
-  type Consumer,
-  type ConsumerMessages,
-  type JsMsg,
-  type OrderedConsumerOptions,
-} from '@nats-io/jetstream';
+import { DeliverPolicy, type Consumer, type JsMsg, type OrderedConsumerOptions } from '@nats-io/jetstream';
 import type { FlowControl } from '../../common/FlowControl.js';
 import { BrokerError } from '../wire/errors.js';
 import { serverOf } from '../wire/clients.js';
 import { ConsumerWatch, type Watched } from './ConsumerWatch.js';
-import { PacedPull } from './PacedPull.js';
+import { pullMessages, type Pulled } from './PacedPull.js';
 import { leaderHolds, placeOrdered, serverOfConsumer, servingReplicas } from './placement.js';
 import { ReadRetry } from './ReadRetry.js';
 import type { ReaderSettings } from './readerSettings.js';
@@ -39,9 +33,6 @@ export interface ReadTarget {
   /** The tap of whoever takes the messages: while it is paused, no more are pulled (`PacedPull`). */
   readonly flow?: FlowControl | undefined;
 }
-
-/** What reading a consumer gives: how it ends, and how to stop it. */
-type Pulled = Pick<ConsumerMessages, 'close' | 'closed'>;
 
 /** One server-side consumer being read, and how to retire it. */
 interface Reading {
@@ -161,37 +152,21 @@ export class OrderedReader {
     this.endWith(messages, mine);
   }
 
-  /**
-   * The consumer's messages, each to `onMessage`: pulled as they come, or,
-   * for a reader with a `flow`, one pull at a time while it is not paused.
-   */
-  private async pull(consumer: Consumer, watch: ConsumerWatch, mine: number): Promise<Pulled> {
+  /** The consumer's messages, each to `onMessage` while the consumer is this reader's current one. */
+  private pull(consumer: Consumer, watch: ConsumerWatch, mine: number): Promise<Pulled> {
     const heartbeat = this.settings.idleHeartbeatMs;
     // The server wants a pull to outlast two heartbeats.
-    const expires = Math.max(30_000, 2 * heartbeat);
-    const take = (message: JsMsg) => {
-      if (this.stopped || mine !== this.generation) return;
-      this.position = message.seq + 1;
-      watch.delivered();
-      this.target.onMessage(message);
-    };
-    const { flow } = this.target;
-    if (flow) {
-      return PacedPull.start(this.nc, consumer, { expires, idleHeartbeatMs: heartbeat }, flow, {
-        onMessage: take,
-        onPull: (notifications) => watch.listen(notifications),
-        onLost: (why) => void this.lose(mine, why),
-      });
-    }
-    const messages = await consumer.consume({
-      // Larger pulls than the client's 100: a live run arrives in bursts, and each pull is a round trip.
-      max_messages: 1000,
-      idle_heartbeat: heartbeat,
-      expires,
-      callback: take,
+    const timing = { expires: Math.max(30_000, 2 * heartbeat), idleHeartbeatMs: heartbeat };
+    return pullMessages(this.nc, consumer, timing, this.target.flow, {
+      onMessage: (message: JsMsg) => {
+        if (this.stopped || mine !== this.generation) return;
+        this.position = message.seq + 1;
+        watch.delivered();
+        this.target.onMessage(message);
+      },
+      onPull: (notifications) => watch.listen(notifications),
+      onLost: (why) => void this.lose(mine, why),
     });
-    watch.listen(messages.status());
-    return messages;
   }
 
   /** What the watch of a consumer asks: where this reader is, and what the stream's leader holds. */

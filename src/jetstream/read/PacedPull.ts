@@ -32,6 +32,33 @@ export interface PullTiming {
   readonly idleHeartbeatMs: number;
 }
 
+/** What reading a consumer gives: how it ends (the connection closed), and how to stop it. */
+export type Pulled = Pick<ConsumerMessages, 'close' | 'closed'>;
+
+/**
+ * The messages of `consumer`, each to `target.onMessage`: pulled as they come
+ * (`consume()`, up to 1,000 asked for at a time), or, with a `flow`, one pull
+ * at a time while it is not paused.
+ */
+export async function pullMessages(
+  nc: NatsConnection,
+  consumer: Consumer,
+  timing: PullTiming,
+  flow: FlowControl | undefined,
+  target: PacedTarget,
+): Promise<Pulled> {
+  if (flow) return PacedPull.start(nc, consumer, timing, flow, target);
+  const messages = await consumer.consume({
+    // Larger pulls than the client's 100: a live run arrives in bursts, and each pull is a round trip.
+    max_messages: 1000,
+    idle_heartbeat: timing.idleHeartbeatMs,
+    expires: timing.expires,
+    callback: target.onMessage,
+  });
+  target.onPull(messages.status());
+  return messages;
+}
+
 /**
  * The messages of one ordered consumer, pulled `PACED_PULL_MESSAGES` at a
  * time, the next pull asked for once the last is done and `flow` is not
