@@ -63,8 +63,10 @@ export async function pullMessages(
  * The messages of one ordered consumer, pulled `PACED_PULL_MESSAGES` at a
  * time, the next pull asked for once the last is done and `flow` is not
  * paused. A consumer paused longer than its inactivity threshold is gone when
- * its reader resumes: the next pull fails, and `onLost` says so. It ends only
- * by `close()` or when the connection closes (`closed()`), as `consume()` does.
+ * its reader resumes: its next pull is not answered, which the reader's
+ * `ConsumerWatch` takes for a lost consumer, as it would for `consume()`; a
+ * pull that fails is said to `onLost`. It ends only by `close()` or when the
+ * connection closes (`closed()`), as `consume()` does.
  */
 export class PacedPull {
   private stopped = false;
