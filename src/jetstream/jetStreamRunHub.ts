@@ -69,8 +69,9 @@ export interface JetStreamRunHubOptions extends LayoutOptions {
   /**
    * Bytes of a run's events (as JSONL) that its readers in this process share
    * in memory, held while any of them reads. Past it the shared reading is
-   * let go, and each reader reads on alone with a consumer of its own, so
-   * that a reader that stays behind holds nothing. Default 4 MiB.
+   * let go, and each reader reads on alone with a consumer of its own, from
+   * which it pulls nothing while its `flow` is paused, so that a reader that
+   * stays behind holds at most what paused it and one pull. Default 4 MiB.
    */
   readonly sharedReadBytes?: number | undefined;
 }
@@ -130,11 +131,13 @@ class JetStreamRunHub implements RunHub {
       options.idSecret === undefined ? undefined : checkSecret('jetStreamRunHub', 'idSecret', options.idSecret);
     this.secret = new HubSecret(nc, this.layout, this.timing, own);
     this.readings = new SharedReadings(
-      (id, after) =>
+      // A reader alone pauses its own consumer's pulls; the shared reading has no flow, and is bounded by its bytes.
+      (id, after, flow) =>
         fromJetStream(this.nc, id, {
           prefix: this.layout.prefix,
           keepUnknown: true,
           onDiagnostic: options.onDiagnostic,
+          flow,
         }).pipe(
           map((event) => ({ index: positionOf(event)!.sequence - 1, event })),
           filter(({ index }) => index > after),

@@ -115,7 +115,14 @@ describe('jetStreamRunHub readers in one hub process', () => {
     writeFileSync(join(dir, 'long-1'), '');
     await Promise.all([fromStart.reached(39), fromFifteen.reached(39)]);
     await expect.poll(consumers, { timeout: 10_000 }).toBe(3);
-    // The idle reader too has its events past the bound, from its own consumer.
+    // The idle reader, paused, has its own consumer too, and asks it for nothing until it reads again.
+    const idleConsumers = async () => {
+      const jsm = await jetstreamManager(nc);
+      const all = await jsm.consumers.list(layoutOf({ prefix }).eventsStream).next();
+      return all.filter((c) => c.delivered.consumer_seq === 0 && c.num_waiting === 0).length;
+    };
+    expect(await idleConsumers()).toBe(1);
+    flow.resume();
     await idle.reached(39);
     // A reader who comes now reads alone too.
     const late = reader(bounded.follow(id, { after: 35 }));

@@ -9,6 +9,8 @@ export interface Watched {
    * leader holds for the reader, `undefined` for none (or no answer).
    */
   ahead(from: number): Promise<number | undefined>;
+  /** Whether the reader asked for no more for now (its flow is paused): delivering nothing then is no fault. */
+  paused?(): boolean;
 }
 
 /**
@@ -20,7 +22,8 @@ export interface Watched {
  * about: once per `idleMs` of nothing delivered, the stream's leader is asked
  * for the next message the reader needs; found at two checks in a row with
  * nothing delivered between, the consumer is lost too (its replica is behind,
- * or skipped what it holds).
+ * or skipped what it holds). Not while the reader is paused: it asked for
+ * nothing.
  */
 export class ConsumerWatch {
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -37,10 +40,15 @@ export class ConsumerWatch {
     private readonly lost: (why: string) => void,
   ) {}
 
-  /** Watches from now on: the consumer's notifications (`ConsumerMessages.status()`), and a timer. */
-  start(notifications: AsyncIterable<ConsumerNotification>): void {
-    void this.follow(notifications).catch(() => undefined);
+  /** Watches from now on: the consumer's notifications (`ConsumerMessages.status()`), if given, and a timer. */
+  start(notifications?: AsyncIterable<ConsumerNotification>): void {
+    if (notifications) this.listen(notifications);
     this.timer = setInterval(() => void this.check(), this.idleMs);
+  }
+
+  /** Follows the notifications of one more of the consumer's pulls. */
+  listen(notifications: AsyncIterable<ConsumerNotification>): void {
+    void this.follow(notifications).catch(() => undefined);
   }
 
   /** A message came. */
@@ -62,7 +70,7 @@ export class ConsumerWatch {
   }
 
   private async check(): Promise<void> {
-    if (this.moved) {
+    if (this.moved || this.watched.paused?.()) {
       this.moved = false;
       this.awaited = undefined;
       return;

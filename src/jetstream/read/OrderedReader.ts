@@ -1,14 +1,10 @@
 import type { NatsConnection, Status } from '@nats-io/transport-node';
-import {
-  DeliverPolicy,
-  type Consumer,
-  type ConsumerMessages,
-  type JsMsg,
-  type OrderedConsumerOptions,
-} from '@nats-io/jetstream';
+import { DeliverPolicy, type Consumer, type JsMsg, type OrderedConsumerOptions } from '@nats-io/jetstream';
+import type { FlowControl } from '../../common/FlowControl.js';
 import { BrokerError } from '../wire/errors.js';
 import { serverOf } from '../wire/clients.js';
 import { ConsumerWatch, type Watched } from './ConsumerWatch.js';
+import { pullMessages, type Pulled } from './PacedPull.js';
 import { leaderHolds, placeOrdered, serverOfConsumer, servingReplicas } from './placement.js';
 import { ReadRetry } from './ReadRetry.js';
 import type { ReaderSettings } from './readerSettings.js';
@@ -34,12 +30,13 @@ export interface ReadTarget {
   readonly onMessage: (message: JsMsg) => void;
   /** Called once if reading stops other than by `stop()`: a `BrokerError`, or what `onRetrying` threw. */
   readonly onEnd: (error: Error) => void;
+  /** The tap of whoever takes the messages: while it is paused, no more are pulled (`PacedPull`). */
+  readonly flow?: FlowControl | undefined;
 }
 
 /** One server-side consumer being read, and how to retire it. */
 interface Reading {
   readonly consumer: Consumer;
-  readonly messages: ConsumerMessages;
   remove(): void;
 }
 
@@ -138,24 +135,10 @@ export class OrderedReader {
     if (this.stopped || mine !== this.generation) return void consumer.delete().catch(() => undefined);
     if (server) this.readOn.add(server);
     this.position ??= (await consumer.info(true)).delivered.stream_seq + 1;
-    const heartbeat = this.settings.idleHeartbeatMs;
-    const watch = new ConsumerWatch(this.watched(), heartbeat, (why) => void this.lose(mine, why));
-    const messages = await consumer.consume({
-      // Larger pulls than the client's 100: a live run arrives in bursts, and each pull is a round trip.
-      max_messages: 1000,
-      idle_heartbeat: heartbeat,
-      // The server wants a pull to outlast two heartbeats.
-      expires: Math.max(30_000, 2 * heartbeat),
-      callback: (message) => {
-        if (this.stopped || mine !== this.generation) return;
-        this.position = message.seq + 1;
-        watch.delivered();
-        target.onMessage(message);
-      },
-    });
+    const watch = new ConsumerWatch(this.watched(), this.settings.idleHeartbeatMs, (why) => void this.lose(mine, why));
+    const messages = await this.pull(consumer, watch, mine);
     const reading: Reading = {
       consumer,
-      messages,
       remove: () => {
         watch.stop();
         void messages.close().catch(() => undefined);
@@ -165,8 +148,25 @@ export class OrderedReader {
     };
     if (this.stopped || mine !== this.generation) return reading.remove();
     this.current = reading;
-    watch.start(messages.status());
+    watch.start();
     this.endWith(messages, mine);
+  }
+
+  /** The consumer's messages, each to `onMessage` while the consumer is this reader's current one. */
+  private pull(consumer: Consumer, watch: ConsumerWatch, mine: number): Promise<Pulled> {
+    const heartbeat = this.settings.idleHeartbeatMs;
+    // The server wants a pull to outlast two heartbeats.
+    const timing = { expires: Math.max(30_000, 2 * heartbeat), idleHeartbeatMs: heartbeat };
+    return pullMessages(this.nc, consumer, timing, this.target.flow, {
+      onMessage: (message: JsMsg) => {
+        if (this.stopped || mine !== this.generation) return;
+        this.position = message.seq + 1;
+        watch.delivered();
+        this.target.onMessage(message);
+      },
+      onPull: (notifications) => watch.listen(notifications),
+      onLost: (why) => void this.lose(mine, why),
+    });
   }
 
   /** What the watch of a consumer asks: where this reader is, and what the stream's leader holds. */
@@ -174,12 +174,13 @@ export class OrderedReader {
     const { nc, target } = this;
     return {
       position: () => this.position ?? 1,
+      paused: () => this.target.flow?.paused ?? false,
       ahead: (from: number) => leaderHolds(nc, target.stream, target.filter, from),
     };
   }
 
   /** Ends this reader when the consumer's messages end, unless it was retired first. */
-  private endWith(messages: ConsumerMessages, mine: number): void {
+  private endWith(messages: Pulled, mine: number): void {
     const { nc } = this;
     const current = () => !this.stopped && mine === this.generation;
     void messages.closed().then(

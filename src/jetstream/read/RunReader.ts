@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { JsMsg } from '@nats-io/jetstream';
 import type { Subscriber } from 'rxjs';
+import type { FlowControl } from '../../common/FlowControl.js';
 import { DecodeIssue } from '../../events/decode/decodeLine.js';
 import { JsonlDecoder, type DecodeOptions } from '../../events/decode/JsonlDecoder.js';
 import { SubscriberSink } from '../../events/decode/SubscriberSink.js';
@@ -33,6 +34,7 @@ export interface ReadPlan extends Pick<DecodeOptions, 'strict' | 'onDiagnostic'>
   readonly maxLineBytes: number;
   readonly maxHeldBytes: number;
   readonly settings: ReaderSettings;
+  readonly flow: FlowControl | undefined;
 }
 
 const text = new TextDecoder();
@@ -131,6 +133,7 @@ export class RunReader {
       filter: layout.runSubjects(runId),
       onMessage: (message: JsMsg) => this.onMessage(message),
       onEnd: (error: Error) => this.end(error),
+      flow: plan.flow,
     };
     this.following = OrderedReader.open(nc, target, start, plan.settings);
   }

@@ -8,6 +8,7 @@ import type { EventPosition } from '../wire/positions.js';
 import { RunReader } from './RunReader.js';
 import { readerSettings, type ReaderOptions } from './readerSettings.js';
 import { atLeast } from '../../common/checks.js';
+import type { FlowControl } from '../../common/FlowControl.js';
 
 /** Options of `fromJetStream`: the layout, the decoding options of `fromJsonl`, and how its reader keeps going. */
 export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions, ReaderOptions {
@@ -20,6 +21,14 @@ export interface FromJetStreamOptions extends LayoutOptions, DecodeOptions, Read
    * Past it the Observable errors with `BrokerError`. Default 64 MiB.
    */
   readonly maxHeldBytes?: number;
+  /**
+   * The tap of whoever takes the events, as `run({ flow })` takes it: while
+   * it is paused the reader asks the broker for no more (a pull asked for
+   * before is still taken: at most 128 messages), and goes on with the next
+   * event once it is resumed. Without it the reader takes the run as fast as
+   * the broker sends it.
+   */
+  readonly flow?: FlowControl | undefined;
 }
 
 /**
@@ -97,6 +106,7 @@ export function fromJetStream(
     strict: options.strict,
     onDiagnostic: options.onDiagnostic,
     settings: readerSettings('fromJetStream', options),
+    flow: options.flow,
   };
   return new Observable<EvoEvent | UnknownEvent>((subscriber) => {
     const reader = new RunReader(nc, plan, subscriber);
