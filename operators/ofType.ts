@@ -13,9 +13,24 @@ import { filter, type OperatorFunction } from 'rxjs';
  * ofType('tool_call'): -----c-----c--|
  * ```
  */
-export function ofType<E extends { readonly type: string }, K extends E['type']>(
+export function ofType<
+  E extends {
+    /** The discriminant the events are filtered on. */
+    readonly type: string;
+  },
+  K extends E['type'],
+>(
   ...types: readonly [K, ...K[]]
-): OperatorFunction<E, Extract<E, { readonly type: K }>> {
+): OperatorFunction<
+  E,
+  Extract<
+    E,
+    {
+      /** One of the types asked for. */
+      readonly type: K;
+    }
+  >
+> {
   const wanted = new Set<string>(types);
   return filter((event): event is Extract<E, { readonly type: K }> => wanted.has(event.type));
 }

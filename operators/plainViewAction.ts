@@ -6,7 +6,10 @@ import type { ViewAction } from './viewActions.js';
  * without its `events$`. Ids the stream did not give are left out.
  */
 // `events$?: never`, so that a live action given where a plain one is expected fails to compile.
-export type PlainSubagentRun = Omit<SubagentRun, 'events$'> & { readonly events$?: never };
+export type PlainSubagentRun = Omit<SubagentRun, 'events$'> & {
+  /** Never set: a plain delegation has no live events. */
+  readonly events$?: never;
+};
 
 /** An action with its `delegation`, where it has one, as a `PlainSubagentRun`; every other field as it was. */
 type WithPlainDelegation<A> = A extends unknown

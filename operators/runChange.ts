@@ -31,32 +31,93 @@ export type PanelDispatchEvent = PanelDispatchStartEvent | PanelDispatchComplete
  */
 export type RunChange =
   /** A main-agent text delta. */
-  | { readonly kind: 'text'; readonly delta: string }
+  | {
+      /** Discriminant of this change. */
+      readonly kind: 'text';
+      /** This delta only; join them for the message. */
+      readonly delta: string;
+    }
   /** A thinking block of the main agent. */
-  | { readonly kind: 'thinking'; readonly content: string }
+  | {
+      /** Discriminant of this change. */
+      readonly kind: 'thinking';
+      /** The reasoning text. */
+      readonly content: string;
+    }
   /**
    * A new snapshot of an invocation. `event` made it: none when the end of
    * its sub-agent, or of the run, closed it. `delegation`: the sub-agent it ran in.
    */
   | {
+      /** Discriminant of this change. */
       readonly kind: 'invocation';
+      /** The invocation's state now. */
       readonly invocation: ToolInvocation;
+      /** The event that made it; `undefined` when an end closed it. */
       readonly event: ToolCallEvent | ToolResultEvent | SubagentToolCallEvent | SubagentToolResultEvent | undefined;
+      /** The delegation it ran in; `undefined` for the main agent's. */
       readonly delegation: RunDelegation | undefined;
     }
-  | { readonly kind: 'delegation-start'; readonly delegation: RunDelegation }
+  /** A sub-agent delegation began. */
+  | {
+      /** Discriminant of this change. */
+      readonly kind: 'delegation-start';
+      /** The delegation, whose fields follow the run. */
+      readonly delegation: RunDelegation;
+    }
   /** An event made inside a delegation, routed to it. */
-  | { readonly kind: 'delegation-event'; readonly delegation: RunDelegation; readonly event: SubagentEvent }
+  | {
+      /** Discriminant of this change. */
+      readonly kind: 'delegation-event';
+      /** The delegation it was routed to. */
+      readonly delegation: RunDelegation;
+      /** The sub-agent's event. */
+      readonly event: SubagentEvent;
+    }
   /** Its `subagent_end` came (`delegation.ended`), or the run ended first. */
-  | { readonly kind: 'delegation-end'; readonly delegation: RunDelegation }
+  | {
+      /** Discriminant of this change. */
+      readonly kind: 'delegation-end';
+      /** The delegation that ended. */
+      readonly delegation: RunDelegation;
+    }
   /** A panel dispatch started or ended: `panel` is its state now, `event` what changed it. */
-  | { readonly kind: 'panel'; readonly panel: PanelDispatchSummary; readonly event: PanelDispatchEvent }
+  | {
+      /** Discriminant of this change. */
+      readonly kind: 'panel';
+      /** The dispatch's state now. */
+      readonly panel: PanelDispatchSummary;
+      /** The event that changed it. */
+      readonly event: PanelDispatchEvent;
+    }
   /** The main agent's token totals after a `usage_stats` event. */
-  | { readonly kind: 'usage'; readonly usage: UsageTotals }
+  | {
+      /** Discriminant of this change. */
+      readonly kind: 'usage';
+      /** The totals so far. */
+      readonly usage: UsageTotals;
+    }
   /** The run asked for an approval or an answer. */
-  | { readonly kind: 'gate'; readonly event: InterruptEvent | AskUserEvent }
-  | { readonly kind: 'error'; readonly event: ErrorEvent }
-  | { readonly kind: 'done'; readonly event: DoneEvent };
+  | {
+      /** Discriminant of this change. */
+      readonly kind: 'gate';
+      /** The request, which the run stops after. */
+      readonly event: InterruptEvent | AskUserEvent;
+    }
+  /** The producer reported an error. */
+  | {
+      /** Discriminant of this change. */
+      readonly kind: 'error';
+      /** The `error` event. */
+      readonly event: ErrorEvent;
+    }
+  /** The stream ended with `done`. */
+  | {
+      /** Discriminant of this change. */
+      readonly kind: 'done';
+      /** The `done` event. */
+      readonly event: DoneEvent;
+    };
 
 /** The last change `runChanges()` emits: the run's summary, as `summarize()` gives it. */
 export interface SummaryChange {

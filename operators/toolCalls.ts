@@ -3,7 +3,10 @@ import type { ToolInvocation } from './ToolCallTracker.js';
 import { cutText } from '../src/common/cutText.js';
 
 /** How many tool calls there are in each state, and in all. */
-export type ToolCallCounts = { readonly [S in ToolInvocation['status']]: number } & { readonly total: number };
+export type ToolCallCounts = { readonly [S in ToolInvocation['status']]: number } & {
+  /** Every invocation, whatever its status. */
+  readonly total: number;
+};
 
 /**
  * Whether an invocation counts as a tool call: every invocation but `task`,

@@ -14,16 +14,75 @@ export type { PanelDispatchEvent } from './runChange.js';
 
 /** One change to a live view of a run, derived from its events by `viewActions`. */
 export type ViewAction =
-  | { readonly kind: 'thinking'; readonly content: string }
-  | { readonly kind: 'text'; readonly text: string }
-  | { readonly kind: 'tool'; readonly invocation: ToolInvocation; readonly delegation?: SubagentRun }
-  | { readonly kind: 'subagent-start'; readonly delegation: SubagentRun }
-  | { readonly kind: 'subagent-end'; readonly delegation: SubagentRun; readonly events: number }
+  /** A thinking block of the main agent. */
+  | {
+      /** Discriminant of this action. */
+      readonly kind: 'thinking';
+      /** The reasoning text. */
+      readonly content: string;
+    }
+  /** The main agent's text changed. */
+  | {
+      /** Discriminant of this action. */
+      readonly kind: 'text';
+      /** All of it so far, not a delta: show it in place of the last. */
+      readonly text: string;
+    }
+  /** A tool invocation's new state; main-agent `task` calls are left out. */
+  | {
+      /** Discriminant of this action. */
+      readonly kind: 'tool';
+      /** The invocation's state now. */
+      readonly invocation: ToolInvocation;
+      /** The delegation it ran in; absent for the main agent's. */
+      readonly delegation?: SubagentRun;
+    }
+  /** A sub-agent delegation began. */
+  | {
+      /** Discriminant of this action. */
+      readonly kind: 'subagent-start';
+      /** The delegation, live: its `events$` and fields follow the run. */
+      readonly delegation: SubagentRun;
+    }
+  /** A sub-agent delegation ended. */
+  | {
+      /** Discriminant of this action. */
+      readonly kind: 'subagent-end';
+      /** The delegation that ended. */
+      readonly delegation: SubagentRun;
+      /** How many events it had. */
+      readonly events: number;
+    }
   /** `panel`: the dispatch's state after `event`. */
-  | { readonly kind: 'panel'; readonly event: PanelDispatchEvent; readonly panel: PanelDispatchSummary }
-  | { readonly kind: 'usage'; readonly usage: UsageTotals }
-  | { readonly kind: 'error'; readonly event: ErrorEvent }
-  | { readonly kind: 'summary'; readonly summary: RunSummary };
+  | {
+      /** Discriminant of this action. */
+      readonly kind: 'panel';
+      /** The event that changed it. */
+      readonly event: PanelDispatchEvent;
+      /** The dispatch's state now. */
+      readonly panel: PanelDispatchSummary;
+    }
+  /** The main agent's token totals changed; at the end of a run without any, zero. */
+  | {
+      /** Discriminant of this action. */
+      readonly kind: 'usage';
+      /** The totals so far. */
+      readonly usage: UsageTotals;
+    }
+  /** The producer reported an error. */
+  | {
+      /** Discriminant of this action. */
+      readonly kind: 'error';
+      /** The `error` event. */
+      readonly event: ErrorEvent;
+    }
+  /** The run ended: the last action. */
+  | {
+      /** Discriminant of this action. */
+      readonly kind: 'summary';
+      /** The run's summary, as `summarize()` gives it. */
+      readonly summary: RunSummary;
+    };
 
 const NONE: readonly ViewAction[] = [];
 

@@ -5,7 +5,12 @@ import { cutText } from '../src/common/cutText.js';
  * default, as the conventions advise), `true` (each value cut to 4096
  * characters), or a limit of your own.
  */
-export type CaptureContent = boolean | { readonly maxLength: number };
+export type CaptureContent =
+  | boolean
+  | {
+      /** Characters kept of each value; anything but a positive integer throws a `TypeError`. */
+      readonly maxLength: number;
+    };
 
 const DEFAULT_MAX_LENGTH = 4096;
 

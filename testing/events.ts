@@ -83,7 +83,12 @@ function subagentStart(
 }
 
 /** The ids of `events.subagentToolCall`: the call's `id` and its sub-agent's `instance_id`; leave either out for an older producer's shape. */
-export type SubagentCallOptions = { id?: string; instanceId?: string };
+export type SubagentCallOptions = {
+  /** The call's `id`; default `""`. */
+  id?: string;
+  /** The delegation's `instance_id`; left out by default. */
+  instanceId?: string;
+};
 
 function subagentToolCall(
   subagent: string,
@@ -253,29 +258,49 @@ function done(response: string, options?: { content?: string } | string): DoneEv
  * ```
  */
 export const events = {
+  /** A `thinking` event; `id` defaults to `0`, as older producers send. */
   thinking,
+  /** A `text` delta. */
   text: (content: string): TextEvent => ({ type: 'text', content }),
+  /** A `tool_call`; `args` default to `{}`, `id` to `""`. */
   toolCall,
+  /** A `tool_result`; `success` defaults to `true`. */
   toolResult,
+  /** A `subagent_start`; `description` defaults to `""`. */
   subagentStart,
+  /** A `subagent_tool_call`; `args` default to `{}`, `id` to `""`. */
   subagentToolCall,
+  /** A `subagent_tool_result`; `success` defaults to `true`. */
   subagentToolResult,
+  /** A `subagent_text`. */
   subagentText,
+  /** A `subagent_end`. */
   subagentEnd,
+  /** A `panel_dispatch_start`; `subagentType` defaults to `research-agent`, the other strings to `""`. */
   panelDispatchStart,
+  /** A `panel_dispatch_complete` after `durationMs` milliseconds; `evalId` defaults to `""`. */
   panelDispatchComplete,
+  /** A `panel_dispatch_error` after `durationMs` milliseconds; `evalId` defaults to `""`. */
   panelDispatchError,
+  /** A `tool_selection` of these tool names. */
   toolSelection: (tools: string[]): ToolSelectionEvent => ({ type: 'tool_selection', tools }),
+  /** A `summarization_start`. */
   summarizationStart: (): SummarizationStartEvent => ({ type: 'summarization_start' }),
+  /** A `summarization` with this summary. */
   summarization: (content: string): SummarizationEvent => ({ type: 'summarization', content }),
+  /** A `usage_stats` of one model call's input and output tokens. */
   usage: (inputTokens: number, outputTokens: number): UsageStatsEvent => ({
     type: 'usage_stats',
     input_tokens: inputTokens,
     output_tokens: outputTokens,
   }),
+  /** An `interrupt`; `actionRequests` and `reviewConfigs` default to `[]`. */
   interrupt,
+  /** An `ask_user`; `toolCallId` defaults to `""`. */
   askUser,
+  /** An `error` with this message. */
   error: (message: string): ErrorEvent => ({ type: 'error', message }),
+  /** A `done`; `content` defaults to `response`. */
   done,
   /** An event of a type this library does not know, as `keepUnknown: true` passes it on. */
   unknown: (type: string, fields: Record<string, unknown> = {}): UnknownEvent => unknownEvent({ ...fields, type }),

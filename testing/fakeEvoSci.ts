@@ -11,54 +11,131 @@ export type FakeStep =
    * each: `delayByType[type]`, else `delayMs`. `from` skips the first lines; `count` stops early; `stamp`
    * adds `written_at` (ms since the epoch) to each event.
    */
-  | ({ readonly transcript: string } & Pacing)
-  | ({ readonly lines: readonly string[] } & Pacing)
+  | ({
+      /** The path of the JSONL file. */
+      readonly transcript: string;
+    } & Pacing)
+  | ({
+      /** The lines, without their newlines. */
+      readonly lines: readonly string[];
+    } & Pacing)
   /** Write text (for instance half a line) or raw bytes to stdout. */
-  | { readonly stdout: string }
-  | { readonly stdoutBytes: readonly number[] }
+  | {
+      /** The text, written as is. */
+      readonly stdout: string;
+    }
+  | {
+      /** The bytes, each 0–255. */
+      readonly stdoutBytes: readonly number[];
+    }
   /** A `tool_result` line whose content is `bigLine` bytes, `count` times (default once). */
-  | { readonly bigLine: number; readonly count?: number }
+  | {
+      /** The size of the content, in bytes. */
+      readonly bigLine: number;
+      /** How many such lines; default 1. */
+      readonly count?: number;
+    }
   /** Write a line, or this many bytes of filler lines (of blank lines with `blank`), to stderr. */
-  | { readonly stderr: string }
-  | { readonly stderrBytes: number; readonly blank?: boolean }
+  | {
+      /** The line. */
+      readonly stderr: string;
+    }
+  | {
+      /** How many bytes of filler. */
+      readonly stderrBytes: number;
+      /** Fill with blank lines instead. */
+      readonly blank?: boolean;
+    }
   /** Write the producer's resume hint for this thread id to stderr, ANSI-coloured as Rich does. */
-  | { readonly resumeHint: string }
-  | { readonly sleep: number }
+  | {
+      /** The thread id. */
+      readonly resumeHint: string;
+    }
+  /** Pause. */
+  | {
+      /** How long, in milliseconds. */
+      readonly sleep: number;
+    }
   /** Wait until this file exists: a test's sign to go on. */
-  | { readonly waitForFile: string }
+  | {
+      /** The path waited for. */
+      readonly waitForFile: string;
+    }
   /** From now on, ignore SIGTERM. */
-  | { readonly ignoreSigterm: true }
+  | {
+      /** Always `true`. */
+      readonly ignoreSigterm: true;
+    }
   /** In a run with `--resume`, play these steps instead of the rest of the script. */
-  | { readonly onResume: readonly FakeStep[] }
+  | {
+      /** The steps of a resumed run; without `--resume` this step does nothing. */
+      readonly onResume: readonly FakeStep[];
+    }
   /** From now on, ignore SIGINT. */
-  | { readonly ignoreSigint: true }
+  | {
+      /** Always `true`. */
+      readonly ignoreSigint: true;
+    }
   /**
    * From now on, answer SIGINT as EvoSci does: after `delayMs` of clean-up,
    * print the resume hint for this thread id (if given) and exit 130.
    */
-  | { readonly handleSigint: { readonly resumeHint?: string; readonly delayMs?: number } }
+  | {
+      /** How to answer it. */
+      readonly handleSigint: {
+        /** The thread id of the hint printed; no hint without it. */
+        readonly resumeHint?: string;
+        /** The clean-up's length, in milliseconds; default 0. */
+        readonly delayMs?: number;
+      };
+    }
   /**
    * Start a child process (a tool) that runs until killed; its pid is written
    * to this file. With `inheritOutput` it holds the CLI's stdout and stderr
    * open; with `ownSession` it leaves the CLI's process group (as `setsid` does).
    */
   | {
+      /** The file its pid is written to. */
       readonly grandchild: string;
+      /** The child ignores SIGTERM, so only SIGKILL ends it. */
       readonly ignoreSigterm?: boolean;
+      /** The child holds the CLI's stdout and stderr open. */
       readonly inheritOutput?: boolean;
+      /** The child leaves the CLI's process group. */
       readonly ownSession?: boolean;
     }
   /** Close stdout and go on running. */
-  | { readonly closeStdout: true }
+  | {
+      /** Always `true`. */
+      readonly closeStdout: true;
+    }
   /** Send this signal to itself (`SIGKILL` for a crash). */
-  | { readonly kill: NodeJS.Signals }
+  | {
+      /** The signal. */
+      readonly kill: NodeJS.Signals;
+    }
   /** Run until killed. */
-  | { readonly hang: true }
+  | {
+      /** Always `true`. */
+      readonly hang: true;
+    }
   /** Write `{ pid, argv, cwd, stdin: 'eof' | 'open', env }` as JSON to this file; with `append`, as one more line of it. */
-  | { readonly record: string; readonly append?: boolean }
-  | { readonly exit: number }
+  | {
+      /** The file written. */
+      readonly record: string;
+      /** Add a line to the file instead of replacing it. */
+      readonly append?: boolean;
+    }
+  /** Stop the script and exit. */
+  | {
+      /** The exit code. */
+      readonly exit: number;
+    }
   /** Exit as EvoSci does after what the transcripts wrote: 0 after a `done` line, 1 without (an exception). */
-  | { readonly exitAsEvoSci: true };
+  | {
+      /** Always `true`. */
+      readonly exitAsEvoSci: true;
+    };
 
 /** How a `transcript` or `lines` step of `fakeEvoSci` writes its lines. */
 export interface Pacing {
@@ -85,7 +162,12 @@ const FAKE_CLI = fileURLToPath(new URL('./fake-evosci.mjs', import.meta.url));
  * run({ prompt: 'x', ...fakeEvoSci([{ transcript: 'run.jsonl', delayMs: 5 }, { resumeHint: 't-1' }]) })
  * ```
  */
-export function fakeEvoSci(steps: readonly FakeStep[]): { command: string; env: Record<string, string> } {
+export function fakeEvoSci(steps: readonly FakeStep[]): {
+  /** The fake CLI's path, for `RunOptions.command`. */
+  command: string;
+  /** The variables that carry `steps` to it, for `RunOptions.env`. */
+  env: Record<string, string>;
+} {
   try {
     accessSync(FAKE_CLI, constants.X_OK);
   } catch {

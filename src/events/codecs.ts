@@ -6,13 +6,32 @@ import * as t from 'io-ts';
 
 /** Model reasoning text. Older producers send `id` as an integer, usually `0`. */
 export const ThinkingEvent = t.intersection(
-  [t.type({ type: t.literal('thinking'), content: t.string }), t.partial({ id: t.union([t.string, t.number]) })],
+  [
+    t.type({
+      /** Discriminant of this event. */
+      type: t.literal('thinking'),
+      /** The reasoning text. */
+      content: t.string,
+    }),
+    t.partial({
+      /** A string, or an integer from older producers. */
+      id: t.union([t.string, t.number]),
+    }),
+  ],
   'ThinkingEvent',
 );
 export type ThinkingEvent = t.TypeOf<typeof ThinkingEvent>;
 
 /** A streamed delta of the main agent's text; concatenate them for the running message. */
-export const TextEvent = t.type({ type: t.literal('text'), content: t.string }, 'TextEvent');
+export const TextEvent = t.type(
+  {
+    /** Discriminant of this event. */
+    type: t.literal('text'),
+    /** This delta only, not the message so far. */
+    content: t.string,
+  },
+  'TextEvent',
+);
 export type TextEvent = t.TypeOf<typeof TextEvent>;
 
 /**
@@ -22,7 +41,16 @@ export type TextEvent = t.TypeOf<typeof TextEvent>;
  * `NaN`/`Infinity` tokens and decode to those numbers.
  */
 export const ToolCallEvent = t.type(
-  { type: t.literal('tool_call'), name: t.string, args: t.UnknownRecord, id: t.string },
+  {
+    /** Discriminant of this event. */
+    type: t.literal('tool_call'),
+    /** The tool called. */
+    name: t.string,
+    /** Its arguments as the model wrote them; a later call with the same `id` replaces them. */
+    args: t.UnknownRecord,
+    /** Matches the `id` of its `tool_result`; may be `""`. */
+    id: t.string,
+  },
   'ToolCallEvent',
 );
 export type ToolCallEvent = t.TypeOf<typeof ToolCallEvent>;
@@ -30,8 +58,20 @@ export type ToolCallEvent = t.TypeOf<typeof ToolCallEvent>;
 /** The result of a main-agent tool call; older producers omit `id`. */
 export const ToolResultEvent = t.intersection(
   [
-    t.type({ type: t.literal('tool_result'), name: t.string, content: t.string, success: t.boolean }),
-    t.partial({ id: t.string }),
+    t.type({
+      /** Discriminant of this event. */
+      type: t.literal('tool_result'),
+      /** The tool that ran. */
+      name: t.string,
+      /** Its output, as text. */
+      content: t.string,
+      /** `false` when the tool failed; `content` then says why. */
+      success: t.boolean,
+    }),
+    t.partial({
+      /** The `id` of the `tool_call` it answers. */
+      id: t.string,
+    }),
   ],
   'ToolResultEvent',
 );
@@ -45,8 +85,20 @@ export type ToolResultEvent = t.TypeOf<typeof ToolResultEvent>;
  */
 export const SubagentStartEvent = t.intersection(
   [
-    t.type({ type: t.literal('subagent_start'), name: t.string, description: t.string }),
-    t.partial({ instance_id: t.string, tool_call_id: t.string }),
+    t.type({
+      /** Discriminant of this event. */
+      type: t.literal('subagent_start'),
+      /** The sub-agent's name; several delegations may share it. */
+      name: t.string,
+      /** The task given; `""` since 0.2.x, which puts it in the `task` call's `args`. */
+      description: t.string,
+    }),
+    t.partial({
+      /** Names this delegation on each of its events (0.2.x). */
+      instance_id: t.string,
+      /** The `id` of the `task` call that started it (0.2.x). */
+      tool_call_id: t.string,
+    }),
   ],
   'SubagentStartEvent',
 );
@@ -59,13 +111,21 @@ export type SubagentStartEvent = t.TypeOf<typeof SubagentStartEvent>;
 export const SubagentToolCallEvent = t.intersection(
   [
     t.type({
+      /** Discriminant of this event. */
       type: t.literal('subagent_tool_call'),
+      /** The name of the sub-agent calling. */
       subagent: t.string,
+      /** The tool called. */
       name: t.string,
+      /** Its arguments as the model wrote them. */
       args: t.UnknownRecord,
+      /** Matches the `id` of its `subagent_tool_result`, within the same `instance_id`. */
       id: t.string,
     }),
-    t.partial({ instance_id: t.string }),
+    t.partial({
+      /** The delegation it belongs to, as its `subagent_start` named it. */
+      instance_id: t.string,
+    }),
   ],
   'SubagentToolCallEvent',
 );
@@ -75,13 +135,23 @@ export type SubagentToolCallEvent = t.TypeOf<typeof SubagentToolCallEvent>;
 export const SubagentToolResultEvent = t.intersection(
   [
     t.type({
+      /** Discriminant of this event. */
       type: t.literal('subagent_tool_result'),
+      /** The name of the sub-agent that called. */
       subagent: t.string,
+      /** The tool that ran. */
       name: t.string,
+      /** Its output, as text. */
       content: t.string,
+      /** `false` when the tool failed; `content` then says why. */
       success: t.boolean,
     }),
-    t.partial({ id: t.string, instance_id: t.string }),
+    t.partial({
+      /** The `id` of the `subagent_tool_call` it answers. */
+      id: t.string,
+      /** The delegation it belongs to, as its `subagent_start` named it. */
+      instance_id: t.string,
+    }),
   ],
   'SubagentToolResultEvent',
 );
@@ -90,8 +160,18 @@ export type SubagentToolResultEvent = t.TypeOf<typeof SubagentToolResultEvent>;
 /** Text from a sub-agent; `instance_id` tells same-name sub-agents apart where the producer sends it. */
 export const SubagentTextEvent = t.intersection(
   [
-    t.type({ type: t.literal('subagent_text'), subagent: t.string, content: t.string }),
-    t.partial({ instance_id: t.union([t.string, t.number]) }),
+    t.type({
+      /** Discriminant of this event. */
+      type: t.literal('subagent_text'),
+      /** The name of the sub-agent writing. */
+      subagent: t.string,
+      /** The text. */
+      content: t.string,
+    }),
+    t.partial({
+      /** The delegation it belongs to; some producers send a number. */
+      instance_id: t.union([t.string, t.number]),
+    }),
   ],
   'SubagentTextEvent',
 );
@@ -99,24 +179,54 @@ export type SubagentTextEvent = t.TypeOf<typeof SubagentTextEvent>;
 
 /** A sub-agent delegation completes; it may come before or after its `task` call's result, or after an `error`. */
 export const SubagentEndEvent = t.intersection(
-  [t.type({ type: t.literal('subagent_end'), name: t.string }), t.partial({ instance_id: t.string })],
+  [
+    t.type({
+      /** Discriminant of this event. */
+      type: t.literal('subagent_end'),
+      /** The sub-agent's name, as its `subagent_start` gave it. */
+      name: t.string,
+    }),
+    t.partial({
+      /** The delegation that ended, as its `subagent_start` named it. */
+      instance_id: t.string,
+    }),
+  ],
   'SubagentEndEvent',
 );
 export type SubagentEndEvent = t.TypeOf<typeof SubagentEndEvent>;
 
 /** The tool-selector middleware picked these tools. */
 export const ToolSelectionEvent = t.type(
-  { type: t.literal('tool_selection'), tools: t.array(t.string) },
+  {
+    /** Discriminant of this event. */
+    type: t.literal('tool_selection'),
+    /** The names of the tools picked. */
+    tools: t.array(t.string),
+  },
   'ToolSelectionEvent',
 );
 export type ToolSelectionEvent = t.TypeOf<typeof ToolSelectionEvent>;
 
 /** Context summarization begins. */
-export const SummarizationStartEvent = t.type({ type: t.literal('summarization_start') }, 'SummarizationStartEvent');
+export const SummarizationStartEvent = t.type(
+  {
+    /** Discriminant of this event. */
+    type: t.literal('summarization_start'),
+  },
+  'SummarizationStartEvent',
+);
 export type SummarizationStartEvent = t.TypeOf<typeof SummarizationStartEvent>;
 
 /** Context summarization output. */
-export const SummarizationEvent = t.type({ type: t.literal('summarization'), content: t.string }, 'SummarizationEvent');
+export const SummarizationEvent = t.type(
+  {
+    /** Discriminant of this event. */
+    type: t.literal('summarization'),
+    /** The summary that replaces the earlier context. */
+    content: t.string,
+  },
+  'SummarizationEvent',
+);
 export type SummarizationEvent = t.TypeOf<typeof SummarizationEvent>;
 
 /** A number of tokens: finite and not negative, or a sum of them would be meaningless. */
@@ -136,20 +246,46 @@ export const TokenCount: t.Type<number, number, unknown> = new t.Type<number, nu
  * a diagnostic, not a total.
  */
 export const UsageStatsEvent = t.type(
-  { type: t.literal('usage_stats'), input_tokens: TokenCount, output_tokens: TokenCount },
+  {
+    /** Discriminant of this event. */
+    type: t.literal('usage_stats'),
+    /** Tokens the model call read. */
+    input_tokens: TokenCount,
+    /** Tokens the model call wrote. */
+    output_tokens: TokenCount,
+  },
   'UsageStatsEvent',
 );
 export type UsageStatsEvent = t.TypeOf<typeof UsageStatsEvent>;
 
 /** A tool call waiting for approval, in an `interrupt`. */
 export const ActionRequest = t.intersection(
-  [t.type({ name: t.string }), t.partial({ args: t.UnknownRecord, description: t.string })],
+  [
+    t.type({
+      /** The tool to be called. */
+      name: t.string,
+    }),
+    t.partial({
+      /** The arguments it would be called with. */
+      args: t.UnknownRecord,
+      /** What the producer tells the reviewer about it. */
+      description: t.string,
+    }),
+  ],
   'ActionRequest',
 );
 export type ActionRequest = t.TypeOf<typeof ActionRequest>;
 
 /** What a reviewer may answer to the action of that name: `approve`, `edit`, `reject`. */
-export const ReviewConfig = t.partial({ action_name: t.string, allowed_decisions: t.array(t.string) }, 'ReviewConfig');
+export const ReviewConfig = t.partial(
+  {
+    /** The tool this applies to, as an `ActionRequest`'s `name`. */
+    action_name: t.string,
+    /** The answers allowed, such as `approve`, `edit`, `reject`. */
+    allowed_decisions: t.array(t.string),
+  },
+  'ReviewConfig',
+);
 export type ReviewConfig = t.TypeOf<typeof ReviewConfig>;
 
 /**
@@ -162,9 +298,13 @@ export type ReviewConfig = t.TypeOf<typeof ReviewConfig>;
  */
 export const InterruptEvent = t.type(
   {
+    /** Discriminant of this event. */
     type: t.literal('interrupt'),
+    /** The producer's id of the pause, or `"default"`. */
     interrupt_id: t.string,
+    /** The tool calls waiting for approval. */
     action_requests: t.array(ActionRequest),
+    /** What may be answered to each action; `[]` when the producer says nothing. */
     review_configs: t.array(ReviewConfig),
   },
   'InterruptEvent',
@@ -174,11 +314,24 @@ export type InterruptEvent = t.TypeOf<typeof InterruptEvent>;
 /** One question of an `ask_user`: free text, or one of `choices` for `type: "multiple_choice"`. */
 export const AskUserQuestion = t.intersection(
   [
-    t.type({ question: t.string }),
+    t.type({
+      /** The text of the question. */
+      question: t.string,
+    }),
     t.partial({
       /** `"text"` or `"multiple_choice"` as 0.2.x sends; kept as a string so that a new kind is not a bad line. */
       type: t.string,
-      choices: t.array(t.intersection([t.type({ value: t.string }), t.UnknownRecord])),
+      /** The options of a `multiple_choice` question; other fields of each are kept. */
+      choices: t.array(
+        t.intersection([
+          t.type({
+            /** The option's text. */
+            value: t.string,
+          }),
+          t.UnknownRecord,
+        ]),
+      ),
+      /** Whether the question must be answered. */
       required: t.boolean,
     }),
   ],
@@ -194,9 +347,13 @@ export type AskUserQuestion = t.TypeOf<typeof AskUserQuestion>;
  */
 export const AskUserEvent = t.type(
   {
+    /** Discriminant of this event. */
     type: t.literal('ask_user'),
+    /** The producer's id of the pause. */
     interrupt_id: t.string,
+    /** The questions, in the order asked. */
     questions: t.array(AskUserQuestion),
+    /** The `ask_user` call left open; may be `""`. */
     tool_call_id: t.string,
   },
   'AskUserEvent',
@@ -209,11 +366,17 @@ export type AskUserEvent = t.TypeOf<typeof AskUserEvent>;
  */
 export const PanelDispatchStartEvent = t.type(
   {
+    /** Discriminant of this event. */
     type: t.literal('panel_dispatch_start'),
+    /** The `code_interpreter` call it runs inside; may be `""`. */
     eval_id: t.string,
+    /** The dispatch's id, which its `panel_dispatch_complete` or `panel_dispatch_error` repeats. */
     id: t.string,
+    /** The sub-agent type it dispatches to. */
     subagent_type: t.string,
+    /** Its label, as the code named it. */
     label: t.string,
+    /** What it is asked to do. */
     description: t.string,
   },
   'PanelDispatchStartEvent',
@@ -222,7 +385,16 @@ export type PanelDispatchStartEvent = t.TypeOf<typeof PanelDispatchStartEvent>;
 
 /** A panel dispatch finished, after `duration_ms`. */
 export const PanelDispatchCompleteEvent = t.type(
-  { type: t.literal('panel_dispatch_complete'), eval_id: t.string, id: t.string, duration_ms: t.number },
+  {
+    /** Discriminant of this event. */
+    type: t.literal('panel_dispatch_complete'),
+    /** The `code_interpreter` call it ran inside; may be `""`. */
+    eval_id: t.string,
+    /** The dispatch's id, as its `panel_dispatch_start` gave it. */
+    id: t.string,
+    /** How long it ran, in milliseconds. */
+    duration_ms: t.number,
+  },
   'PanelDispatchCompleteEvent',
 );
 export type PanelDispatchCompleteEvent = t.TypeOf<typeof PanelDispatchCompleteEvent>;
@@ -230,10 +402,15 @@ export type PanelDispatchCompleteEvent = t.TypeOf<typeof PanelDispatchCompleteEv
 /** A panel dispatch failed with `error`, after `duration_ms`. */
 export const PanelDispatchErrorEvent = t.type(
   {
+    /** Discriminant of this event. */
     type: t.literal('panel_dispatch_error'),
+    /** The `code_interpreter` call it ran inside; may be `""`. */
     eval_id: t.string,
+    /** The dispatch's id, as its `panel_dispatch_start` gave it. */
     id: t.string,
+    /** How long it ran before failing, in milliseconds. */
     duration_ms: t.number,
+    /** Why it failed. */
     error: t.string,
   },
   'PanelDispatchErrorEvent',
@@ -241,7 +418,15 @@ export const PanelDispatchErrorEvent = t.type(
 export type PanelDispatchErrorEvent = t.TypeOf<typeof PanelDispatchErrorEvent>;
 
 /** An error reported by the producer during the run. */
-export const ErrorEvent = t.type({ type: t.literal('error'), message: t.string }, 'ErrorEvent');
+export const ErrorEvent = t.type(
+  {
+    /** Discriminant of this event. */
+    type: t.literal('error'),
+    /** What went wrong, as the producer says it. */
+    message: t.string,
+  },
+  'ErrorEvent',
+);
 export type ErrorEvent = t.TypeOf<typeof ErrorEvent>;
 
 /**
@@ -250,7 +435,17 @@ export type ErrorEvent = t.TypeOf<typeof ErrorEvent>;
  * between tool calls followed by its last words, not a separate final answer,
  * and nothing of what sub-agents wrote.
  */
-export const DoneEvent = t.type({ type: t.literal('done'), content: t.string, response: t.string }, 'DoneEvent');
+export const DoneEvent = t.type(
+  {
+    /** Discriminant of this event. */
+    type: t.literal('done'),
+    /** The same text as `response`. */
+    content: t.string,
+    /** Every main-agent `text` delta of the run, joined. */
+    response: t.string,
+  },
+  'DoneEvent',
+);
 export type DoneEvent = t.TypeOf<typeof DoneEvent>;
 
 /** Every event of the stream-json protocol; narrows on `type`. */
@@ -289,31 +484,42 @@ export type EvoEventType = EvoEvent['type'];
  * through this table instead of trying every member of the `EvoEvent` union,
  * and a wrong shape is then reported against the one codec it was meant for.
  */
-export const eventCodecs: { readonly [K in EvoEventType]: t.Type<Extract<EvoEvent, { type: K }>, unknown, unknown> } =
-  Object.freeze(
-    Object.assign(Object.create(null) as object, {
-      thinking: ThinkingEvent,
-      text: TextEvent,
-      tool_call: ToolCallEvent,
-      tool_result: ToolResultEvent,
-      subagent_start: SubagentStartEvent,
-      subagent_tool_call: SubagentToolCallEvent,
-      subagent_tool_result: SubagentToolResultEvent,
-      subagent_text: SubagentTextEvent,
-      subagent_end: SubagentEndEvent,
-      panel_dispatch_start: PanelDispatchStartEvent,
-      panel_dispatch_complete: PanelDispatchCompleteEvent,
-      panel_dispatch_error: PanelDispatchErrorEvent,
-      tool_selection: ToolSelectionEvent,
-      summarization_start: SummarizationStartEvent,
-      summarization: SummarizationEvent,
-      usage_stats: UsageStatsEvent,
-      interrupt: InterruptEvent,
-      ask_user: AskUserEvent,
-      error: ErrorEvent,
-      done: DoneEvent,
-    }),
-  );
+export const eventCodecs: {
+  readonly [K in EvoEventType]: t.Type<
+    Extract<
+      EvoEvent,
+      {
+        /** The event's discriminant, the table's key. */
+        type: K;
+      }
+    >,
+    unknown,
+    unknown
+  >;
+} = Object.freeze(
+  Object.assign(Object.create(null) as object, {
+    thinking: ThinkingEvent,
+    text: TextEvent,
+    tool_call: ToolCallEvent,
+    tool_result: ToolResultEvent,
+    subagent_start: SubagentStartEvent,
+    subagent_tool_call: SubagentToolCallEvent,
+    subagent_tool_result: SubagentToolResultEvent,
+    subagent_text: SubagentTextEvent,
+    subagent_end: SubagentEndEvent,
+    panel_dispatch_start: PanelDispatchStartEvent,
+    panel_dispatch_complete: PanelDispatchCompleteEvent,
+    panel_dispatch_error: PanelDispatchErrorEvent,
+    tool_selection: ToolSelectionEvent,
+    summarization_start: SummarizationStartEvent,
+    summarization: SummarizationEvent,
+    usage_stats: UsageStatsEvent,
+    interrupt: InterruptEvent,
+    ask_user: AskUserEvent,
+    error: ErrorEvent,
+    done: DoneEvent,
+  }),
+);
 
 /**
  * An event whose `type` this library does not know, passed on only with
@@ -324,9 +530,18 @@ export const eventCodecs: { readonly [K in EvoEventType]: t.Type<Extract<EvoEven
  */
 export const UnknownEvent = t.type(
   {
+    /** Tags it apart from every known event. */
     type: t.literal('unknown'),
+    /** The `type` the wire object carries. */
     wireType: t.string,
-    event: t.intersection([t.type({ type: t.string }), t.UnknownRecord]),
+    /** The wire object, as sent. */
+    event: t.intersection([
+      t.type({
+        /** The wire `type`, one this library does not know. */
+        type: t.string,
+      }),
+      t.UnknownRecord,
+    ]),
   },
   'UnknownEvent',
 );

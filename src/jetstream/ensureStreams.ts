@@ -40,9 +40,13 @@ export interface EnsureStreamsOptions extends LayoutOptions {
 
 /** The stream configurations `ensureStreams` writes, by stream. */
 export function streamConfigs(options: EnsureStreamsOptions = {}): {
+  /** The names and subjects the options give. */
   layout: JetStreamLayout;
+  /** The stream of runs' events and status records. */
   events: StreamConfig;
+  /** The work queue of run requests. */
   requests: StreamConfig;
+  /** The hubs' own stream, kept for good. */
   hub: StreamConfig;
 } {
   const layout = layoutOf(options);

@@ -6,11 +6,17 @@ import type { EvoEvent, UnknownEvent } from '../events/codecs.js';
 
 /** Where a run is: waiting for a worker, running, or ended one of four ways. */
 export const RunState = t.keyof({
+  /** Waiting to start. */
   queued: null,
+  /** Its CLI is running. */
   running: null,
+  /** It read `done`. */
   completed: null,
+  /** It ended with an error. */
   failed: null,
+  /** A cancel stopped it. */
   cancelled: null,
+  /** The hub closed or died while it ran. */
   interrupted: null,
 });
 export type RunState = t.TypeOf<typeof RunState>;
@@ -24,23 +30,53 @@ export type EndState = Exclude<RunState, 'queued' | 'running'>;
  * carried: it stays on the server, for `RunOptions.onStderr`.
  */
 export const RunErrorInfo = t.intersection([
-  t.type({ name: t.string, message: t.string }),
-  t.partial({ exitCode: t.number, signal: t.string, threadId: t.string }),
+  t.type({
+    /** The error's class name, such as `ExitError`. */
+    name: t.string,
+    /** Its one-line message. */
+    message: t.string,
+  }),
+  t.partial({
+    /** The CLI's exit code, when it exited. */
+    exitCode: t.number,
+    /** The signal that ended the CLI, such as `SIGKILL`. */
+    signal: t.string,
+    /** The thread the CLI reported, to resume it. */
+    threadId: t.string,
+  }),
 ]);
 export type RunErrorInfo = t.TypeOf<typeof RunErrorInfo>;
 
 /** How a run ended: the `end` event of its event stream. */
 export const RunEnd = t.intersection([
-  t.type({ state: t.keyof({ completed: null, failed: null, cancelled: null, interrupted: null }) }),
-  t.partial({ error: RunErrorInfo }),
+  t.type({
+    /** The state it ended in. */
+    state: t.keyof({
+      /** It read `done`. */
+      completed: null,
+      /** It ended with an error. */
+      failed: null,
+      /** A cancel stopped it. */
+      cancelled: null,
+      /** The hub closed or died while it ran. */
+      interrupted: null,
+    }),
+  }),
+  t.partial({
+    /** Why it did not complete; absent when it completed. */
+    error: RunErrorInfo,
+  }),
 ]);
 export type RunEnd = t.TypeOf<typeof RunEnd>;
 
 /** One run as a hub reports it (`GET /runs/:id`). */
 export const RunStatus = t.intersection([
   t.type({
+    /** The run's id, as the hub gave it. */
     id: t.string,
+    /** Where it is now. */
     state: RunState,
+    /** What the agent was asked. */
     prompt: t.string,
     /** When the hub took the request, as an ISO date. */
     createdAt: t.string,
@@ -50,12 +86,15 @@ export const RunStatus = t.intersection([
   t.partial({
     /** When its process started, and when the run ended, as ISO dates. */
     startedAt: t.string,
+    /** When the run ended, as an ISO date. */
     endedAt: t.string,
+    /** Why it did not complete, once it failed, was cancelled or was interrupted. */
     error: RunErrorInfo,
     /** The thread id from the resume hint the run printed: what a follow-up request resumes. */
     threadId: t.string,
     /** The thread this run resumed. */
     resumed: t.string,
+    /** The strings its start request carried, for the hub's `runOptions`. */
     metadata: t.record(t.string, t.string),
     /** When a cancel of the run was stored, as an ISO date, while the run has not ended: its end is pending. */
     cancelRequestedAt: t.string,
@@ -73,11 +112,18 @@ export const THREAD_ID = /^[A-Za-z0-9][\w-]{0,63}$/;
  */
 export const StartRequest = t.exact(
   t.intersection([
-    t.type({ prompt: t.string }),
+    t.type({
+      /** What to ask the agent. */
+      prompt: t.string,
+    }),
     t.partial({
+      /** The thread id to continue; it must match `THREAD_ID`. */
       resume: t.string,
+      /** The directory the CLI works in. */
       workdir: t.string,
+      /** `false` runs with `--no-auto-mode`, stopping to ask. */
       autoMode: t.boolean,
+      /** How long the run may take before it is cancelled, in milliseconds. */
       timeoutMs: t.number,
       /** Strings the hub's `runOptions` function may read (a project, a scenario); kept in the status. */
       metadata: t.record(t.string, t.string),

@@ -7,7 +7,9 @@ import { BrokerError, DeadLetterError, StorageLimitError } from './errors.js';
 
 /** Message headers written on every event and record. */
 export const RunHeaders = {
+  /** The run's id. */
   runId: 'EvoSci-Run-Id',
+  /** The attempt's number, from 1. */
   attempt: 'EvoSci-Attempt',
   /** 1-based position of an event in its attempt. */
   sequence: 'EvoSci-Seq',
@@ -22,23 +24,54 @@ export const RunHeaders = {
 
 /** An error as JSON: its class name, its own message (without the stderr lines the class appends) and its details. */
 export const SerializedError = t.intersection([
-  t.type({ class: t.string, message: t.string }),
+  t.type({
+    /** The error's class name, such as `ExitError`; `deserializeError` makes that class again. */
+    class: t.string,
+    /** Its own message, without the stderr lines the class appends. */
+    message: t.string,
+  }),
   t.partial({
+    /** The CLI's exit code, when it exited. */
     exitCode: t.number,
+    /** The signal that ended the CLI, such as `SIGKILL`. */
     signal: t.string,
+    /** The last lines the CLI wrote to stderr. */
     stderrTail: t.string,
+    /** The thread the CLI reported, to resume it. */
     threadId: t.string,
     /** For a `DecodeError`: the issue. */
-    issue: t.type({ line: t.number, raw: t.string, message: t.string }),
+    issue: t.type({
+      /** 1-based line number in the stream. */
+      line: t.number,
+      /** The line as read. */
+      raw: t.string,
+      /** What was wrong with it. */
+      message: t.string,
+    }),
   }),
 ]);
 export type SerializedError = t.TypeOf<typeof SerializedError>;
 
 /** An attempt began: written before its first event. */
 export const StartedRecord = t.intersection([
-  t.type({ record: t.literal('started'), runId: t.string, attempt: t.number, at: t.string }),
-  /** `request`: the stream sequence of the run request the attempt runs. */
-  t.partial({ worker: t.string, prompt: t.string, request: t.number }),
+  t.type({
+    /** Discriminant of this record. */
+    record: t.literal('started'),
+    /** The run it belongs to. */
+    runId: t.string,
+    /** 1-based number of this attempt of the run. */
+    attempt: t.number,
+    /** When it was written, as an ISO 8601 timestamp. */
+    at: t.string,
+  }),
+  t.partial({
+    /** The name of the worker running the attempt. */
+    worker: t.string,
+    /** The prompt of the run. */
+    prompt: t.string,
+    /** The stream sequence of the run request the attempt runs. */
+    request: t.number,
+  }),
 ]);
 export type StartedRecord = t.TypeOf<typeof StartedRecord>;
 
@@ -55,20 +88,29 @@ export type StartedRecord = t.TypeOf<typeof StartedRecord>;
  */
 export const FinishedRecord = t.intersection([
   t.type({
+    /** Discriminant of this record. */
     record: t.literal('finished'),
+    /** The run it belongs to. */
     runId: t.string,
+    /** The attempt that ended, as its `started` record numbered it; 0 for a run cancelled before it ever started. */
     attempt: t.number,
+    /** When it was written, as an ISO 8601 timestamp. */
     at: t.string,
     /** How many events the attempt stored (at least: 0 for a run cancelled while queued). */
     events: t.number,
     /** The stream sequence of the attempt's `started` record. */
     startSequence: t.number,
+    /** `failed` comes with `error`. */
     outcome: t.union([t.literal('completed'), t.literal('failed')]),
   }),
   t.partial({
+    /** Why a `failed` run failed. */
     error: SerializedError,
+    /** The name of the worker that ran the attempt. */
     worker: t.string,
+    /** For a run `cancelRun` ended: whether it stopped an attempt in progress or a queued run. */
     cancelled: t.union([t.literal('queued'), t.literal('running')]),
+    /** The thread the CLI reported as it exited, to resume it. */
     threadId: t.string,
   }),
 ]);
@@ -76,11 +118,15 @@ export type FinishedRecord = t.TypeOf<typeof FinishedRecord>;
 
 /** The run will not be run (again): a bad request, or every attempt's worker died. */
 export const DeadLetterRecord = t.type({
+  /** Discriminant of this record. */
   record: t.literal('dead-letter'),
+  /** The run it belongs to. */
   runId: t.string,
+  /** When it was written, as an ISO 8601 timestamp. */
   at: t.string,
   /** How many times it was started. */
   attempts: t.number,
+  /** Why it will not be run. */
   reason: t.string,
 });
 export type DeadLetterRecord = t.TypeOf<typeof DeadLetterRecord>;

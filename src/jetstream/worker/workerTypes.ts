@@ -9,18 +9,46 @@ import type { RunRequest } from '../wire/runRequest.js';
 
 /** What a worker did, as `serveRuns` emits it. */
 export type WorkerActivity =
-  | { readonly type: 'started'; readonly runId: string; readonly attempt: number }
   | {
-      readonly type: 'finished';
+      /** Discriminant: the attempt began. */
+      readonly type: 'started';
+      /** The run the attempt is of. */
       readonly runId: string;
+      /** The attempt's number, from 1. */
       readonly attempt: number;
+    }
+  | {
+      /** Discriminant: the attempt ended and its `finished` record was stored. */
+      readonly type: 'finished';
+      /** The run the attempt is of. */
+      readonly runId: string;
+      /** The attempt's number, from 1. */
+      readonly attempt: number;
+      /** `failed` comes with `error`. */
       readonly outcome: 'completed' | 'failed';
+      /** What the run failed with. */
       readonly error?: unknown;
     }
   /** The attempt could not be recorded (broker unreachable): the request goes back to the queue. */
-  | { readonly type: 'returned'; readonly runId: string; readonly attempt: number; readonly error: unknown }
+  | {
+      /** Discriminant of this activity. */
+      readonly type: 'returned';
+      /** The run the attempt is of. */
+      readonly runId: string;
+      /** The attempt's number, from 1. */
+      readonly attempt: number;
+      /** The broker's error. */
+      readonly error: unknown;
+    }
   /** A broker call failed or timed out while taking the request: it was handed back to be taken again. */
-  | { readonly type: 'retrying'; readonly runId: string | undefined; readonly error: unknown }
+  | {
+      /** Discriminant of this activity. */
+      readonly type: 'retrying';
+      /** The request's run; `undefined` when it could not be read from the message. */
+      readonly runId: string | undefined;
+      /** The broker's error. */
+      readonly error: unknown;
+    }
   /**
    * The server did not answer this worker's confirmation that it still runs
    * the attempt (an election of the workers' consumer's leader, a server
@@ -29,17 +57,26 @@ export type WorkerActivity =
    * attempt, and this one is stopped as `superseded`.
    */
   | {
+      /** Discriminant of this activity. */
       readonly type: 'unconfirmed';
+      /** The run the attempt is of. */
       readonly runId: string;
+      /** The attempt's number, from 1. */
       readonly attempt: number;
+      /** Why the confirmation failed. */
       readonly error: unknown;
+      /** Milliseconds since the server last answered a confirmation. */
       readonly unconfirmedForMs: number;
     }
   /** Another attempt was started while this one ran: what it wrote last was refused, and it stopped. */
   | {
+      /** Discriminant of this activity. */
       readonly type: 'superseded';
+      /** The run the attempt is of. */
       readonly runId: string;
+      /** The attempt that stopped. */
       readonly attempt: number;
+      /** The attempt started in its place. */
       readonly nextAttempt: number;
     }
   /**
@@ -48,14 +85,35 @@ export type WorkerActivity =
    * end recorded with attempt 0 for a run never started) and none will be.
    */
   | {
+      /** Discriminant of this activity. */
       readonly type: 'cancelled';
+      /** The run cancelled. */
       readonly runId: string;
+      /** The attempt stopped or recorded; 0 for a run never started. */
       readonly attempt: number;
+      /** Whether an attempt was `running` or the run was `queued`. */
       readonly phase: CancelPhase;
     }
   /** Delivered again after its run had already ended, or submitted again while it runs: acknowledged without running it. */
-  | { readonly type: 'skipped'; readonly runId: string; readonly attempt: number; readonly reason: string }
-  | { readonly type: 'dead-lettered'; readonly runId: string | undefined; readonly reason: string };
+  | {
+      /** Discriminant of this activity. */
+      readonly type: 'skipped';
+      /** The run the request is for. */
+      readonly runId: string;
+      /** The attempt it would have been. */
+      readonly attempt: number;
+      /** Why it was not run. */
+      readonly reason: string;
+    }
+  /** The request will not be run (again): a bad request, or every attempt's worker died. */
+  | {
+      /** Discriminant of this activity. */
+      readonly type: 'dead-lettered';
+      /** The request's run; `undefined` when the request names none. */
+      readonly runId: string | undefined;
+      /** Why it will not be run. */
+      readonly reason: string;
+    };
 
 export type { PipeRun } from '../wire/pipeRun.js';
 
