@@ -16,9 +16,10 @@ import {
   Sse,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import type { Observable } from 'rxjs';
+import { EMPTY, type Observable } from 'rxjs';
 import {
   afterOf,
+  hasSeenEnd,
   runHub,
   toMessageEvents,
   type MessageEvent,
@@ -60,20 +61,28 @@ export class RunsController {
   }
 
   /**
-   * The run's events from after Last-Event-ID, then `end`. The refusals come
-   * before the stream, while Nest can still answer with their status: a bad
-   * Last-Event-ID is a 400, a run the hub does not hold a 404 (410 once
-   * forgotten), which `followRun` turns back into `UnknownRunError` and
-   * `ForgottenRunError`; an event stream can only name them.
+   * The run's events from after Last-Event-ID, then `end`, whose id is the
+   * run's event count. The refusals come before the stream, while Nest can
+   * still answer with their status: a bad Last-Event-ID is a 400, a run the
+   * hub does not hold a 404 (410 once forgotten), which `followRun` turns
+   * back into `UnknownRunError` and `ForgottenRunError`; an event stream can
+   * only name them. An EventSource reconnects whenever the stream closes,
+   * even after `end`: back with the id of `end`, it is answered 204, which
+   * stops it.
    */
   @Sse(':id/events')
   async events(
     @Param('id') id: string,
     @Headers('last-event-id') lastEventId: string | undefined,
+    @Res({ passthrough: true }) response: { status(code: number): { end(): unknown } },
   ): Promise<Observable<MessageEvent>> {
     const after = afterOf(lastEventId);
-    await this.hub.status(id);
-    return this.hub.follow(id, { after }).pipe(toMessageEvents());
+    const status = await this.hub.status(id);
+    if (hasSeenEnd(status, after)) {
+      response.status(204).end();
+      return EMPTY;
+    }
+    return this.hub.follow(id, { after }).pipe(toMessageEvents({ after, status }));
   }
 
   /** Cancels the run (idempotent): its status once its process is gone. */

@@ -20,8 +20,8 @@ export {
 } from './errors.js';
 export { FollowGaveUpError } from './Outage.js';
 export { errorOfEnd, runEndOf } from './runEnd.js';
-export { afterOf } from './lastEventId.js';
-export { toMessageEvents, type MessageEvent } from './toMessageEvents.js';
+export { afterOf, hasSeenEnd } from './lastEventId.js';
+export { toMessageEvents, type MessageEvent, type MessageEventsOptions } from './toMessageEvents.js';
 export { runsHandler, type RunsHandlerOptions, type RunsRequestHandler } from './http/runsHandler.js';
 export { RequestGuard, type GuardOptions } from './http/RequestGuard.js';
 export { requestTarget, type RequestTarget } from './http/requestTarget.js';

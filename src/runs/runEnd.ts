@@ -65,6 +65,9 @@ export function errorOfEnd(end: RunEnd): EvoSciError | undefined {
   return runErrorOf(info.name, info.message, details, { RunInterruptedError });
 }
 
+/** Whether the run has ended: its event count is final. */
+export const hasEnded = (status: RunStatus) => status.state !== 'running' && status.state !== 'queued';
+
 /** The error a follower of a run that ended errors with, `undefined` while it runs or once it completed. */
 export function errorOfStatus(status: RunStatus): EvoSciError | undefined {
   const { state, error } = status;

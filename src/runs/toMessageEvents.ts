@@ -3,8 +3,8 @@
 // No Node built-ins.
 import { catchError, concatWith, defer, map, of, type OperatorFunction } from 'rxjs';
 import { EvoSciError } from '../events/errors.js';
-import { errorInfoOf, runEndOf } from './runEnd.js';
-import type { IndexedEvent } from './wire.js';
+import { errorInfoOf, hasEnded, runEndOf } from './runEnd.js';
+import type { IndexedEvent, RunStatus } from './wire.js';
 
 /**
  * One Server-Sent Event as NestJS's `@Sse()` writes it: `event: <type>`,
@@ -13,7 +13,11 @@ import type { IndexedEvent } from './wire.js';
 export interface MessageEvent {
   /** The event's data: the run event with its index, `RunEnd`, or an error's name and message. */
   data: string | object;
-  /** The SSE `id`: the event's index, or the run's event count on `end`. */
+  /**
+   * The SSE `id`: the event's index; on `end`, the run's event count; on
+   * `error`, the index of the last event the client has (the event count
+   * once it has every event of a run that ended).
+   */
   id?: string;
   /** The SSE `event`: none for a run's event, `end` or `error` last. */
   type?: string;
@@ -21,19 +25,50 @@ export interface MessageEvent {
   retry?: number;
 }
 
+/** Options of `toMessageEvents`: what the route knew before it followed the run. */
+export interface MessageEventsOptions {
+  /**
+   * The `after` the run is followed from (`afterOf(lastEventId)`): the
+   * index of the last event the client has. The ids of `end` and `error`
+   * count on from it when the response sends no event, as after a
+   * reconnect that has nothing new. Give the same as to `follow`.
+   */
+  readonly after?: number | undefined;
+  /**
+   * The run's status, read before following it (`hub.status(id)`). When
+   * the run had ended, an `error` sent once the client has all its events
+   * carries the event count, as `end` does, so that its reconnect is
+   * answered 204 (`hasSeenEnd`) rather than following the run again.
+   */
+  readonly status?: RunStatus | undefined;
+}
+
 /**
- * The id of an `end` or `error` event before any event was sent. Nest numbers
+ * The id of an `error` event before the client has any event. Nest numbers
  * an event without an id itself (1, 2, … per response), so one is always
  * given; an id containing a NUL is one that SSE parsers ignore (the HTML
  * spec; `eventsource-parser` too), leaving the client's last event id as it was.
  */
 const NO_NEW_ID = '\0';
 
-/** `end` when a run ended (completed, or with its error), `error` for any other failure. */
-function lastMessage(error: unknown, id: string): MessageEvent {
-  if (EvoSciError.is(error)) return { type: 'end', id, data: runEndOf(error) };
+/** `end`, with how the run ended, the client having its events up to `last`: its id is the event count. */
+const endMessage = (error: unknown, last: number): MessageEvent => ({
+  type: 'end',
+  id: String(last + 1),
+  data: runEndOf(error),
+});
+
+/** The message of an error: `end` when it is how the run ended, `error` for any other failure. */
+function lastMessage(error: unknown, last: number, endedWith: number | undefined): MessageEvent {
+  if (EvoSciError.is(error)) return endMessage(error, last);
   const { name, message } = errorInfoOf(error);
-  return { type: 'error', id, data: { name, message } };
+  return { type: 'error', id: errorId(last, endedWith), data: { name, message } };
+}
+
+/** The id of `error`: the event count once the client has every event of a run that ended, else where it is. */
+function errorId(last: number, endedWith: number | undefined): string {
+  if (endedWith !== undefined && last + 1 >= endedWith) return String(endedWith);
+  return last >= 0 ? String(last) : NO_NEW_ID;
 }
 
 /**
@@ -47,8 +82,7 @@ function lastMessage(error: unknown, id: string): MessageEvent {
  * - `error` with `{ name, message }` (the first line) for any other error:
  *   `UnknownRunError`, `ForgottenRunError`, a broker's.
  * So Nest never sees an error (it would write its own `error` event, with
- * an id of its own numbering) and a client that stops on `end` or `error`
- * does not reconnect into a run that is over.
+ * an id of its own numbering).
  *
  * Refusals. An event names an error; only a status makes it its class
  * again (`followRun` gives `UnknownRunError` for a 404, `ForgottenRunError`
@@ -58,41 +92,59 @@ function lastMessage(error: unknown, id: string): MessageEvent {
  * `RunHubError` with its status. An `error` event is then left for a run
  * that went away once its stream began.
  *
- * Ids. Nest gives an id-less event an id from its own count (1, 2, …), which
- * an `EventSource` would send back as `Last-Event-ID`. So every message has
- * one: `end` and `error` repeat the id of the last event sent before them,
- * which leaves the client where it was (a reconnect from there skips nothing
- * and repeats nothing), and before any event they carry an id with a NUL,
- * which SSE parsers ignore: the client keeps the `Last-Event-ID` it sent.
+ * Ids. An `EventSource` reconnects whenever its response closes, even after
+ * `end`, with the last id it was sent as `Last-Event-ID`; only a 204 (or an
+ * error status) stops it. So `end` carries the run's event count: the last
+ * event's index + 1 (`after` + 1 when the response sent no event), an
+ * index no event has, which the route answers with 204 (`hasSeenEnd`). An
+ * `error` carries the index of the last event the client has, so that a
+ * reconnect resumes from there, repeating nothing and skipping nothing; or
+ * the event count once the client has every event of a run that had ended
+ * (`status`); or, before the client has any event, an id with a NUL, which
+ * SSE parsers ignore. Nest would number an id-less message itself.
  * Unsubscribing (the client went away) unsubscribes from the run.
  *
  * ```ts
  * @Sse(':id/events')
- * async events(@Param('id') id: string, @Headers('last-event-id') lastEventId?: string) {
+ * async events(
+ *   @Param('id') id: string,
+ *   @Headers('last-event-id') lastEventId: string | undefined,
+ *   @Res({ passthrough: true }) response: { status(code: number): { end(): unknown } },
+ * ): Promise<Observable<MessageEvent>> {
  *   const after = afterOf(lastEventId); // 400
- *   await this.hub.status(id); // 404, 410
- *   return this.hub.follow(id, { after }).pipe(toMessageEvents());
+ *   const status = await this.hub.status(id); // 404, 410
+ *   if (hasSeenEnd(status, after)) {
+ *     response.status(204).end(); // an EventSource back after `end`: this stops it
+ *     return EMPTY;
+ *   }
+ *   return this.hub.follow(id, { after }).pipe(toMessageEvents({ after, status }));
  * }
  * ```
  *
  * ```
- * follow:  -a-b-|         a = { index: 0, event: A }
- * result:  -a-b-(e|)      a = { id: '0', data: A }, e = { type: 'end', id: '1', data: { state: 'completed' } }
+ * follow:  -a-b-|         a = { index: 0, event: A }, b = { index: 1, event: B }
+ * result:  -a-b-(e|)      a = { id: '0', data: A }, e = { type: 'end', id: '2', data: { state: 'completed' } }
+ * follow:  ---|           (after: 4: the client has the run's 5 events)
+ * result:  ---(e|)        e = { type: 'end', id: '5', data: { state: 'completed' } }
  * follow:  -a-#           # = CancelledError
- * result:  -a-(e|)        e = { type: 'end', id: '0', data: { state: 'cancelled', error: { name, message } } }
+ * result:  -a-(e|)        e = { type: 'end', id: '1', data: { state: 'cancelled', error: { name, message } } }
+ * follow:  -a-#           # = an Error('connection lost')
+ * result:  -a-(x|)        x = { type: 'error', id: '0', data: { name: 'Error', message: 'connection lost' } }
  * follow:  #              # = UnknownRunError
  * result:  (x|)           x = { type: 'error', id: '\0', data: { name: 'UnknownRunError', message } }
  * ```
  */
-export function toMessageEvents(): OperatorFunction<IndexedEvent, MessageEvent> {
+export function toMessageEvents(options: MessageEventsOptions = {}): OperatorFunction<IndexedEvent, MessageEvent> {
+  const { after, status } = options;
+  const endedWith = status !== undefined && hasEnded(status) ? status.events : undefined;
   return (source) =>
     defer(() => {
-      // The id of the last event this subscriber was sent: what `end` and `error` repeat.
-      let lastId = NO_NEW_ID;
+      // The index of the last event this subscriber's client has: what the ids of `end` and `error` count on from.
+      let last = after ?? -1;
       return source.pipe(
-        map(({ index, event }): MessageEvent => ({ id: (lastId = String(index)), data: event })),
-        concatWith(defer(() => of<MessageEvent>({ type: 'end', id: lastId, data: runEndOf(undefined) }))),
-        catchError((error: unknown) => of(lastMessage(error, lastId))),
+        map(({ index, event }): MessageEvent => ({ id: String((last = index)), data: event })),
+        concatWith(defer(() => of(endMessage(undefined, last)))),
+        catchError((error: unknown) => of(lastMessage(error, last, endedWith))),
       );
     });
 }

@@ -101,6 +101,7 @@ const surface: Record<string, readonly string[]> = {
     'UnknownRunError',
     'afterOf',
     'errorOfEnd',
+    'hasSeenEnd',
     'requestTarget',
     'runEndOf',
     'runHub',

@@ -252,11 +252,30 @@ describe('examples/nest, built on the packed package', () => {
       rmSync(app.gate);
       const events = await lastValueFrom(fromJsonlFile(recordedRuns.research).pipe(count()));
       const messages = messagesOf(body);
-      expect(messages.map((m) => m.id)).toEqual([...Array(events).keys()].map(String).concat(String(events - 1)));
-      expect(messages.at(-1)).toEqual({ event: 'end', id: String(events - 1), data: '{"state":"completed"}' });
+      // `end` carries the event count, an index no event has.
+      expect(messages.map((m) => m.id)).toEqual([...Array(events).keys()].map(String).concat(String(events)));
+      expect(messages.at(-1)).toEqual({ event: 'end', id: String(events), data: '{"state":"completed"}' });
       expect(await lastValueFrom(followRun(`${app.url}/${id}/events`).pipe(toArray()))).toHaveLength(events);
       const status = (await (await fetch(`${app.url}/${id}`)).json()) as { state: string; events: number };
       expect(status).toMatchObject({ state: 'completed', events });
+    });
+
+    it('answers an EventSource back after `end` with 204, which stops it; one back from its last event gets `end`', async () => {
+      const { id } = await liveRun(app, 'to reconnect');
+      writeFileSync(app.gate, '');
+      const events = await lastValueFrom(followRun(`${app.url}/${id}/events`).pipe(count()));
+      rmSync(app.gate);
+      // As an EventSource reconnects once the stream closed: with the id of `end`, or past it.
+      for (const lastEventId of [String(events), String(events + 3)]) {
+        const again = await fetch(`${app.url}/${id}/events`, { headers: { 'last-event-id': lastEventId } });
+        expect([again.status, await again.text()]).toEqual([204, '']);
+      }
+      // Dropped after the last event, before `end`: it is sent `end` alone, with the event count.
+      const last = await fetch(`${app.url}/${id}/events`, { headers: { 'last-event-id': String(events - 1) } });
+      expect(last.status).toBe(200);
+      expect(messagesOf(await last.text())).toEqual([
+        { event: 'end', id: String(events), data: '{"state":"completed"}' },
+      ]);
     });
 
     it('cancels a live run on DELETE, and answers once its process is gone', async () => {

@@ -7,12 +7,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Controller, Headers as HeaderParam, Module, Param, Sse } from '@nestjs/common';
+import { Controller, Headers as HeaderParam, Module, Param, Res, Sse } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import express from 'express';
 import Fastify from 'fastify';
+import { EMPTY } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { afterOf, runHub, runsHandler, toMessageEvents, type RunHub } from '../../src/runs/index.js';
+import { afterOf, hasSeenEnd, runHub, runsHandler, toMessageEvents, type RunHub } from '../../src/runs/index.js';
 import { DEMO_EVENTS, request, scenarioRunOptions, spawnsIn } from './scenarios.js';
 import { call, readSse } from './sseClient.js';
 
@@ -79,18 +80,27 @@ describe('runsHandler mounted in', () => {
   });
 
   it('NestJS: the handler as middleware, and a controller of its own on toMessageEvents()', async () => {
-    // The README's route: the refusals come before the stream, while Nest can still answer with their status.
+    // The guide's route: the refusals come before the stream, while Nest can still answer with their status.
     class EventsController {
-      async events(id: string, lastEventId?: string) {
+      async events(
+        id: string,
+        lastEventId: string | undefined,
+        response: { status(code: number): { end(): unknown } },
+      ) {
         const after = afterOf(lastEventId);
-        await hub.status(id);
-        return hub.follow(id, { after }).pipe(toMessageEvents());
+        const status = await hub.status(id);
+        if (hasSeenEnd(status, after)) {
+          response.status(204).end();
+          return EMPTY;
+        }
+        return hub.follow(id, { after }).pipe(toMessageEvents({ after, status }));
       }
     }
     // The decorators as `@Controller('nest') … @Sse(':id/events')` apply them.
     Controller('nest')(EventsController);
     Param('id')(EventsController.prototype, 'events', 0);
     HeaderParam('last-event-id')(EventsController.prototype, 'events', 1);
+    Res({ passthrough: true })(EventsController.prototype, 'events', 2);
     Sse(':id/events')(
       EventsController.prototype,
       'events',
@@ -106,6 +116,9 @@ describe('runsHandler mounted in', () => {
     const id = await startAndRead(`${base}/runs`, dir, (runId) => `${base}/nest/${runId}/events`);
     const resumed = await readSse(`${base}/nest/${id}/events`, { lastEventId: String(DEMO_EVENTS - 2) });
     expect(resumed.frames.map((f) => f.event ?? f.id)).toEqual([String(DEMO_EVENTS - 1), 'end']);
+    // `end` carries the event count; the reconnect an EventSource makes with it is answered 204.
+    expect(resumed.frames.at(-1)!.id).toBe(String(DEMO_EVENTS));
+    expect((await readSse(`${base}/nest/${id}/events`, { lastEventId: String(DEMO_EVENTS) })).status).toBe(204);
     expect((await readSse(`${base}/nest/nope/events`, { lastEventId: 'x' })).status).toBe(400);
     expect((await readSse(`${base}/nest/nope/events`)).status).toBe(404);
     expect(spawnsIn(dir)).toHaveLength(1);

@@ -1,15 +1,26 @@
 // A real NestJS 11 app (Express platform, on a loopback port) whose @Sse()
-// route is the README's: `afterOf(lastEventId)` and `await hub.status(id)`,
-// then `hub.follow(id, { after }).pipe(toMessageEvents())`, read with fetch
-// and followRun: the exact bytes Nest writes. The hub is a stub whose runs
+// route is the guide's: `afterOf(lastEventId)` and `await hub.status(id)`,
+// 204 when `hasSeenEnd`, else `hub.follow(id, { after })` through
+// `toMessageEvents({ after, status })`, read with fetch, as an EventSource
+// reconnects, and with followRun: the exact bytes Nest writes. The hub is a stub whose runs
 // are subjects the test drives, so each step waits for a sign, never a clock.
 import 'reflect-metadata';
-import { Controller, Headers as HeaderParam, Inject, Module, Param, Sse, type INestApplication } from '@nestjs/common';
+import {
+  Controller,
+  Headers as HeaderParam,
+  Inject,
+  Module,
+  Param,
+  Res,
+  Sse,
+  type INestApplication,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import {
   defer,
+  EMPTY,
   filter,
   finalize,
   firstValueFrom,
@@ -21,7 +32,7 @@ import {
 } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvoEvent } from '../../src/events/codecs.js';
-import { ExitError } from '../../src/events/errors.js';
+import { EvoSciError, ExitError } from '../../src/events/errors.js';
 import {
   ForgottenRunError,
   HubClosedError,
@@ -33,21 +44,24 @@ import {
   UnknownRunError,
 } from '../../src/runs/errors.js';
 import { followRun } from '../../src/runs/followRun.js';
-import { afterOf } from '../../src/runs/lastEventId.js';
+import { afterOf, hasSeenEnd } from '../../src/runs/lastEventId.js';
 import type { FollowOptions, RunHub } from '../../src/runs/RunHub.js';
 import { toMessageEvents, type MessageEvent } from '../../src/runs/toMessageEvents.js';
-import type { IndexedEvent, RunStatus } from '../../src/runs/wire.js';
+import type { IndexedEvent, RunState, RunStatus } from '../../src/runs/wire.js';
 import { events as ev } from '../../testing/events.js';
 
 /**
  * A hub with only `follow` and `status`: each run a subject the test drives, replayed to each follower after
- * `after`; an id it has no run of is unknown, unless the test made it refuse otherwise.
+ * `after`; an id it has no run of is unknown, unless the test made it refuse otherwise. A run's status says how
+ * many events it has and whether it ended: completed, or failed with an `EvoSciError` (any other error is its
+ * followers', not the run's end).
  */
 class ScriptedHub implements Pick<RunHub, 'follow' | 'status'> {
   readonly follows: { id: string; after: number | undefined }[] = [];
   /** Signs: a follower of this id was unsubscribed from its run, or its run ended. */
   readonly left = new Subject<string>();
   private readonly runs = new Map<string, ReplaySubject<IndexedEvent>>();
+  private readonly states = new Map<string, { state: RunState; events: number }>();
   private readonly refusals = new Map<string, Error>();
 
   /** From now on, the status of `id` is refused with `error`. */
@@ -59,11 +73,18 @@ class ScriptedHub implements Pick<RunHub, 'follow' | 'status'> {
   script(id: string) {
     const run = new ReplaySubject<IndexedEvent>();
     this.runs.set(id, run);
-    let index = 0;
+    const status = { state: 'running' as RunState, events: 0 };
+    this.states.set(id, status);
     return {
-      push: (...events: EvoEvent[]) => events.forEach((event) => run.next({ index: index++, event })),
-      complete: () => run.complete(),
-      fail: (error: Error) => run.error(error),
+      push: (...events: EvoEvent[]) => events.forEach((event) => run.next({ index: status.events++, event })),
+      complete: () => {
+        status.state = 'completed';
+        run.complete();
+      },
+      fail: (error: Error) => {
+        if (EvoSciError.is(error)) status.state = 'failed';
+        run.error(error);
+      },
       /** Whether a follower is subscribed. */
       followed: () => run.observed,
     };
@@ -72,13 +93,7 @@ class ScriptedHub implements Pick<RunHub, 'follow' | 'status'> {
   status(id: string): Promise<RunStatus> {
     const refusal = this.refusals.get(id) ?? (this.runs.has(id) ? undefined : new UnknownRunError(id));
     if (refusal) return Promise.reject(refusal);
-    return Promise.resolve({
-      id,
-      state: 'running',
-      prompt: 'scripted',
-      createdAt: new Date(0).toISOString(),
-      events: 0,
-    });
+    return Promise.resolve({ id, prompt: 'scripted', createdAt: new Date(0).toISOString(), ...this.states.get(id)! });
   }
 
   follow(id: string, { after }: FollowOptions = {}): Observable<IndexedEvent> {
@@ -96,14 +111,25 @@ class ScriptedHub implements Pick<RunHub, 'follow' | 'status'> {
 
 const HUB = Symbol('RunHub');
 
-/** The README's route (examples/nest/runs.module.ts): the refusals before the stream, while Nest can answer them. */
+/**
+ * The guide's route (examples/nest/runs.module.ts): the refusals before the stream, while Nest can answer them,
+ * and 204 to an EventSource back after `end`.
+ */
 class RunsController {
   constructor(private readonly hub: Pick<RunHub, 'follow' | 'status'>) {}
 
-  async events(id: string, lastEventId?: string): Promise<Observable<MessageEvent>> {
+  async events(
+    id: string,
+    lastEventId: string | undefined,
+    response: { status(code: number): { end(): unknown } },
+  ): Promise<Observable<MessageEvent>> {
     const after = afterOf(lastEventId);
-    await this.hub.status(id);
-    return this.hub.follow(id, { after }).pipe(toMessageEvents());
+    const status = await this.hub.status(id);
+    if (hasSeenEnd(status, after)) {
+      response.status(204).end();
+      return EMPTY;
+    }
+    return this.hub.follow(id, { after }).pipe(toMessageEvents({ after, status }));
   }
 }
 // Decorators as calls: the project's tsconfig has no experimentalDecorators.
@@ -111,6 +137,7 @@ Controller('runs')(RunsController);
 Inject(HUB)(RunsController, undefined, 0);
 Param('id')(RunsController.prototype, 'events', 0);
 HeaderParam('last-event-id')(RunsController.prototype, 'events', 1);
+Res({ passthrough: true })(RunsController.prototype, 'events', 2);
 Sse(':id/events')(
   RunsController.prototype,
   'events',
@@ -187,6 +214,51 @@ function parse(frames: string[]): EventSourceMessage[] {
   return messages;
 }
 
+/**
+ * A client that reconnects as an `EventSource` does: each time a response ends, with the last id it was sent as
+ * `Last-Event-ID` (an id with a NUL is ignored), until it is answered anything but a 200: a 204 stops it.
+ */
+class Reconnecting {
+  lastEventId = '';
+  readonly messages: EventSourceMessage[] = [];
+
+  constructor(private readonly id: string) {}
+
+  /** One connection, read until its body ends, or dropped once `dropAfter` messages came; its status. */
+  async connect(dropAfter = Infinity): Promise<number> {
+    const abort = new AbortController();
+    const headers: Record<string, string> = this.lastEventId === '' ? {} : { 'Last-Event-ID': this.lastEventId };
+    const response = await fetch(`${base}/${this.id}/events`, { headers, signal: abort.signal });
+    if (response.status !== 200) {
+      await response.arrayBuffer();
+      return response.status;
+    }
+    let received = 0;
+    const parser = createParser({
+      onEvent: (message) => {
+        received++;
+        this.messages.push(message);
+        if (message.id !== undefined) this.lastEventId = message.id;
+      },
+    });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    while (received < dropAfter) {
+      const { done, value } = await reader.read();
+      if (done) return response.status;
+      parser.feed(value);
+    }
+    abort.abort();
+    return response.status;
+  }
+
+  /** Connects again and again until a status other than 200, or `max` connections: their statuses. */
+  async follow(max = 4): Promise<number[]> {
+    const statuses: number[] = [];
+    while (statuses.length < max && (statuses.at(-1) ?? 200) === 200) statuses.push(await this.connect());
+    return statuses;
+  }
+}
+
 const E = [
   ev.text('Reading the papers'),
   ev.toolCall('read_file', { path: 'a.md' }, 'c1'),
@@ -207,9 +279,9 @@ describe('toMessageEvents() behind a NestJS @Sse() route', () => {
     expect(await events.frame()).toBe(frame(1, E[1]!));
     expect(await events.frame()).toBe(frame(2, E[2]!));
     run.complete();
-    expect(await events.rest()).toEqual([endFrame('2', { state: 'completed' })]);
+    expect(await events.rest()).toEqual([endFrame('3', { state: 'completed' })]);
     expect(events.body()).toBe(
-      `\n${frame(0, E[0]!)}${frame(1, E[1]!)}${frame(2, E[2]!)}${endFrame('2', { state: 'completed' })}`,
+      `\n${frame(0, E[0]!)}${frame(1, E[1]!)}${frame(2, E[2]!)}${endFrame('3', { state: 'completed' })}`,
     );
   });
 
@@ -219,25 +291,60 @@ describe('toMessageEvents() behind a NestJS @Sse() route', () => {
     run.complete();
     const first = await openEvents('resume');
     const all = await first.rest();
-    expect(all).toEqual([...E.map((e, i) => frame(i, e)), endFrame('4', { state: 'completed' })]);
+    expect(all).toEqual([...E.map((e, i) => frame(i, e)), endFrame('5', { state: 'completed' })]);
     const again = await openEvents('resume', { 'Last-Event-ID': '2' });
     const frames = await again.rest();
-    expect(frames).toEqual([frame(3, E[3]!), frame(4, E[4]!), endFrame('4', { state: 'completed' })]);
+    expect(frames).toEqual([frame(3, E[3]!), frame(4, E[4]!), endFrame('5', { state: 'completed' })]);
     expect(hub.follows.filter((f) => f.id === 'resume')).toEqual([
       { id: 'resume', after: undefined },
       { id: 'resume', after: 2 },
     ]);
-    // The last id a client keeps is the last event's, whichever frame it came on.
-    expect(parse(frames).map((m) => m.id)).toEqual(['3', '4', '4']);
+    // The id of `end` is the run's event count: an index no event has.
+    expect(parse(frames).map((m) => m.id)).toEqual(['3', '4', '5']);
   });
 
-  it('ends a reconnect that has nothing new with `end` alone, whose id leaves the client where it was', async () => {
+  it('ends a reconnect that has nothing new with `end` alone, whose id is the event count: its Last-Event-ID + 1', async () => {
     const run = hub.script('caught-up');
     run.push(...E);
     run.complete();
     const frames = await (await openEvents('caught-up', { 'Last-Event-ID': '4' })).rest();
-    expect(frames).toEqual([endFrame('\0', { state: 'completed' })]);
-    expect(parse(frames)).toEqual([{ id: undefined, event: 'end', data: '{"state":"completed"}' }]);
+    expect(frames).toEqual([endFrame('5', { state: 'completed' })]);
+    expect(parse(frames)).toEqual([{ id: '5', event: 'end', data: '{"state":"completed"}' }]);
+  });
+
+  it('stops an EventSource after `end`: its reconnect, with the id of `end`, is answered 204', async () => {
+    const run = hub.script('stops');
+    run.push(...E);
+    run.complete();
+    const client = new Reconnecting('stops');
+    expect(await client.follow()).toEqual([200, 204]);
+    expect(client.messages.map((m) => m.id)).toEqual(['0', '1', '2', '3', '4', '5']);
+    expect(client.messages.at(-1)).toEqual({ id: '5', event: 'end', data: '{"state":"completed"}' });
+    // Answered before the run is followed again; past the end too.
+    expect(hub.follows.filter((f) => f.id === 'stops')).toHaveLength(1);
+    const past = await fetch(`${base}/stops/events`, { headers: { 'Last-Event-ID': '9' } });
+    expect([past.status, await past.text()]).toEqual([204, '']);
+  });
+
+  it('resumes a connection dropped mid-run from its Last-Event-ID, repeating nothing and skipping nothing', async () => {
+    const run = hub.script('dropped');
+    run.push(E[0]!, E[1]!);
+    const client = new Reconnecting('dropped');
+    // The connection drops once two events came: the client has 0 and 1.
+    expect(await client.connect(2)).toBe(200);
+    expect(client.lastEventId).toBe('1');
+    run.push(E[2]!);
+    const rest = client.follow();
+    run.push(E[3]!, E[4]!);
+    run.complete();
+    expect(await rest).toEqual([200, 204]);
+    expect(client.messages.map((m) => m.id)).toEqual(['0', '1', '2', '3', '4', '5']);
+    expect(client.messages.slice(0, 5).map((m) => m.data)).toEqual(E.map((e) => JSON.stringify(e)));
+    expect(client.messages.at(-1)).toMatchObject({ event: 'end', id: '5' });
+    expect(hub.follows.filter((f) => f.id === 'dropped')).toEqual([
+      { id: 'dropped', after: undefined },
+      { id: 'dropped', after: 1 },
+    ]);
   });
 
   it('ends a failing run with `event: end` and its error, never with an error frame of Nest', async () => {
@@ -249,7 +356,7 @@ describe('toMessageEvents() behind a NestJS @Sse() route', () => {
       new ExitError('EvoSci exited with code 1', { exitCode: 1, stderrTail: 'Traceback (most recent call last)' }),
     );
     expect(await events.rest()).toEqual([
-      'event: end\nid: 0\ndata: {"state":"failed","error":{"name":"ExitError","message":"EvoSci exited with code 1","exitCode":1}}\n\n',
+      'event: end\nid: 1\ndata: {"state":"failed","error":{"name":"ExitError","message":"EvoSci exited with code 1","exitCode":1}}\n\n',
     ]);
     expect(events.body()).not.toContain('event: error');
     expect(events.body()).not.toContain('Traceback');

@@ -3,9 +3,9 @@ import type { MessageEvent as NestMessageEvent } from '@nestjs/common';
 import { of, throwError, type Observable } from 'rxjs';
 import { CancelledError, EvoSciError, ExitError } from '../../src/events/errors.js';
 import { RunInterruptedError, RunRequestError, UnknownRunError } from '../../src/runs/errors.js';
-import { afterOf } from '../../src/runs/lastEventId.js';
+import { afterOf, hasSeenEnd } from '../../src/runs/lastEventId.js';
 import { toMessageEvents, type MessageEvent } from '../../src/runs/toMessageEvents.js';
-import type { IndexedEvent } from '../../src/runs/wire.js';
+import type { IndexedEvent, RunState, RunStatus } from '../../src/runs/wire.js';
 import { events as ev } from '../../testing/events.js';
 import { marbles } from '../support/marbles.js';
 
@@ -32,13 +32,22 @@ const error = (id: string, name: string, message: string): MessageEvent => ({
   data: { name, message },
 });
 
+/** The status of a run in `state` with `events` events, as the route read it. */
+const statusOf = (state: RunState, events: number): RunStatus => ({
+  id: 'r1',
+  state,
+  prompt: 'p',
+  createdAt: new Date(0).toISOString(),
+  events,
+});
+
 describe('toMessageEvents', () => {
-  it('makes each event a message whose id is its index, then ends with `end` (completed)', () => {
+  it('makes each event a message whose id is its index, then ends with `end` whose id is the event count', () => {
     marbles().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold<IndexedEvent>('-a-b--c-|', input);
       expectObservable(source.pipe(toMessageEvents())).toBe('-A-B--C-(E|)', {
         ...output,
-        E: end('7', { state: 'completed' }),
+        E: end('8', { state: 'completed' }),
       });
       expectSubscriptions(source.subscriptions).toBe('^-------!');
     });
@@ -52,10 +61,28 @@ describe('toMessageEvents', () => {
     expect(messages[0]!.data).toBe(A);
   });
 
-  it('ends an empty run with `end` alone, whose id SSE parsers ignore', () => {
+  it('ends an empty run with `end` alone, whose id is its event count, 0', () => {
     marbles().run(({ cold, expectObservable }) => {
       expectObservable(cold<IndexedEvent>('---|').pipe(toMessageEvents())).toBe('---(E|)', {
-        E: end('\0', { state: 'completed' }),
+        E: end('0', { state: 'completed' }),
+      });
+    });
+  });
+
+  it('counts on from `after`: a reconnect from the last event is sent `end` with the event count', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      // The client has the run's 5 events (Last-Event-ID 4): `end` is 5, which the route answers 204.
+      expectObservable(cold<IndexedEvent>('--|').pipe(toMessageEvents({ after: 4 }))).toBe('--(E|)', {
+        E: end('5', { state: 'completed' }),
+      });
+      const rest = cold<IndexedEvent>('-c-|', input);
+      expectObservable(rest.pipe(toMessageEvents({ after: 6 }))).toBe('-C-(E|)', {
+        ...output,
+        E: end('8', { state: 'completed' }),
+      });
+      const cancelled = cold<IndexedEvent>('-#', input, new CancelledError('the run was cancelled'));
+      expectObservable(cancelled.pipe(toMessageEvents({ after: 2 }))).toBe('-(E|)', {
+        E: end('3', { state: 'cancelled', error: { name: 'CancelledError', message: 'the run was cancelled' } }),
       });
     });
   });
@@ -66,7 +93,7 @@ describe('toMessageEvents', () => {
       const failed = cold<IndexedEvent>('-a-b-#', input, exit);
       expectObservable(failed.pipe(toMessageEvents())).toBe('-A-B-(E|)', {
         ...output,
-        E: end('1', {
+        E: end('2', {
           state: 'failed',
           error: { name: 'ExitError', message: 'EvoSci exited with code 2', exitCode: 2 },
         }),
@@ -75,7 +102,7 @@ describe('toMessageEvents', () => {
       const cancelled = cold<IndexedEvent>('-a-#', input, new CancelledError('the run was cancelled'));
       expectObservable(cancelled.pipe(toMessageEvents())).toBe('-A-(E|)', {
         ...output,
-        E: end('0', { state: 'cancelled', error: { name: 'CancelledError', message: 'the run was cancelled' } }),
+        E: end('1', { state: 'cancelled', error: { name: 'CancelledError', message: 'the run was cancelled' } }),
       });
       const interrupted = cold<IndexedEvent>(
         '#',
@@ -83,14 +110,14 @@ describe('toMessageEvents', () => {
         new RunInterruptedError('the hub stopped', { threadId: 't1' }),
       );
       expectObservable(interrupted.pipe(toMessageEvents())).toBe('(E|)', {
-        E: end('\0', {
+        E: end('0', {
           state: 'interrupted',
           error: { name: 'RunInterruptedError', message: 'the hub stopped', threadId: 't1' },
         }),
       });
       const other = cold<IndexedEvent>('-#', input, new EvoSciError('TimeoutError: took too long'));
       expectObservable(other.pipe(toMessageEvents())).toBe('-(E|)', {
-        E: end('\0', { state: 'failed', error: { name: 'EvoSciError', message: 'TimeoutError: took too long' } }),
+        E: end('0', { state: 'failed', error: { name: 'EvoSciError', message: 'TimeoutError: took too long' } }),
       });
     });
   });
@@ -112,6 +139,39 @@ describe('toMessageEvents', () => {
     });
   });
 
+  it('gives `error` the last id the client has, from `after` too, so that a reconnect resumes there', () => {
+    marbles().run(({ cold, expectObservable }) => {
+      const lost = new Error('connection lost');
+      const running = statusOf('running', 2);
+      expectObservable(cold<IndexedEvent>('-#', input, lost).pipe(toMessageEvents({ after: 3 }))).toBe('-(X|)', {
+        X: error('3', 'Error', 'connection lost'),
+      });
+      const afterB = cold<IndexedEvent>('-b-#', input, lost).pipe(toMessageEvents({ after: 0, status: running }));
+      expectObservable(afterB).toBe('-B-(X|)', { ...output, X: error('1', 'Error', 'connection lost') });
+    });
+  });
+
+  it("gives `error` the event count once the client has every event of a run that had ended, as `end`'s", () => {
+    marbles().run(({ cold, expectObservable }) => {
+      const forgotten = new Error('forgotten');
+      const ended = statusOf('completed', 2);
+      // All of its events: a reconnect with 2 is answered 204.
+      const all = cold<IndexedEvent>('-a-b-#', input, forgotten).pipe(toMessageEvents({ status: ended }));
+      expectObservable(all).toBe('-A-B-(X|)', { ...output, X: error('2', 'Error', 'forgotten') });
+      const caughtUp = cold<IndexedEvent>('-#', input, forgotten).pipe(toMessageEvents({ after: 1, status: ended }));
+      expectObservable(caughtUp).toBe('-(X|)', { X: error('2', 'Error', 'forgotten') });
+      // Not all: a reconnect resumes after the last it has.
+      const some = cold<IndexedEvent>('-a-#', input, forgotten).pipe(toMessageEvents({ status: ended }));
+      expectObservable(some).toBe('-A-(X|)', { ...output, X: error('0', 'Error', 'forgotten') });
+      const none = cold<IndexedEvent>('#', input, forgotten).pipe(toMessageEvents({ status: ended }));
+      expectObservable(none).toBe('(X|)', { X: error('\0', 'Error', 'forgotten') });
+      const emptyRun = cold<IndexedEvent>('#', input, forgotten).pipe(
+        toMessageEvents({ status: statusOf('failed', 0) }),
+      );
+      expectObservable(emptyRun).toBe('(X|)', { X: error('0', 'Error', 'forgotten') });
+    });
+  });
+
   it('does not read an error of `undefined` as a completed run', () => {
     const messages: MessageEvent[] = [];
     throwError(() => undefined)
@@ -128,19 +188,37 @@ describe('toMessageEvents', () => {
     });
   });
 
-  it('keeps the last id per subscriber: a late one repeats only what it was sent', () => {
+  it('keeps the last id per subscriber: a late one counts from what it was sent', () => {
     marbles().run(({ hot, expectObservable, expectSubscriptions }) => {
       const source = hot<IndexedEvent>('-a-b-|', input);
       const messages$ = source.pipe(toMessageEvents());
-      expectObservable(messages$).toBe('-A-B-(E|)', { ...output, E: end('1', { state: 'completed' }) });
-      expectObservable(messages$, '--^').toBe('---B-(E|)', { ...output, E: end('1', { state: 'completed' }) });
-      expectObservable(messages$, '----^').toBe('-----(E|)', { E: end('\0', { state: 'completed' }) });
+      expectObservable(messages$).toBe('-A-B-(E|)', { ...output, E: end('2', { state: 'completed' }) });
+      expectObservable(messages$, '--^').toBe('---B-(E|)', { ...output, E: end('2', { state: 'completed' }) });
+      expectObservable(messages$, '----^').toBe('-----(E|)', { E: end('0', { state: 'completed' }) });
       expectSubscriptions(source.subscriptions).toBe(['^----!', '--^--!', '----^!']);
     });
   });
 
   it('gives what a Nest @Sse() handler returns', () => {
     expectTypeOf<Observable<MessageEvent>>().toExtend<Observable<NestMessageEvent>>();
+  });
+});
+
+describe('hasSeenEnd', () => {
+  it('is true for a reconnect at or past the event count of a run that ended: the id of its `end`', () => {
+    for (const state of ['completed', 'failed', 'cancelled', 'interrupted'] as const) {
+      expect(hasSeenEnd(statusOf(state, 5), 5)).toBe(true);
+      expect(hasSeenEnd(statusOf(state, 5), 9)).toBe(true);
+      expect(hasSeenEnd(statusOf(state, 0), 0)).toBe(true);
+    }
+  });
+
+  it('is false before the end, for a run that goes on, and for a reader with no Last-Event-ID', () => {
+    expect(hasSeenEnd(statusOf('completed', 5), 4)).toBe(false);
+    expect(hasSeenEnd(statusOf('completed', 5), undefined)).toBe(false);
+    expect(hasSeenEnd(statusOf('completed', 0), undefined)).toBe(false);
+    expect(hasSeenEnd(statusOf('running', 5), 5)).toBe(false);
+    expect(hasSeenEnd(statusOf('queued', 0), 0)).toBe(false);
   });
 });
 

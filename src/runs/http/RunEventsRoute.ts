@@ -4,15 +4,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FlowControl } from '../../common/FlowControl.js';
 import { EvoSciError } from '../../events/errors.js';
-import { afterOf } from '../lastEventId.js';
+import { afterOf, hasSeenEnd } from '../lastEventId.js';
 import type { RunHub } from '../RunHub.js';
-import type { RunStatus } from '../wire.js';
+import { hasEnded } from '../runEnd.js';
 import type { RunsErrorHook } from './failures.js';
 import { jsonlFraming, sseFraming, type RunSource } from './runStreams.js';
 import { cutOff, sendFrames } from './sendStream.js';
-
-/** Whether the run has ended: its event count is final. */
-export const hasEnded = (status: RunStatus) => status.state !== 'running' && status.state !== 'queued';
 
 /** The events route of a runs handler. */
 export class RunEventsRoute {
@@ -34,8 +31,7 @@ export class RunEventsRoute {
     // A reader that went away while the hub looked the run up is not followed: nothing would end its follow.
     if (res.destroyed) return;
     const sse = (req.headers.accept ?? '').includes('text/event-stream');
-    const ended = hasEnded(status);
-    if (sse && ended && after !== undefined && after >= status.events) {
+    if (sse && hasSeenEnd(status, after)) {
       res.writeHead(204, { 'cache-control': 'no-store' });
       return void res.end();
     }
@@ -47,7 +43,7 @@ export class RunEventsRoute {
     if (req.method === 'HEAD') return void res.writeHead(200, headers).end();
     const source: RunSource = (flow: FlowControl) => this.hub.follow(id, { after, flow });
     const onFailure = (error: unknown) => this.report(error, req);
-    const endedWith = ended ? status.events : undefined;
+    const endedWith = hasEnded(status) ? status.events : undefined;
     const { source: framedOf, framing } = sse
       ? sseFraming(source, { heartbeatMs: this.heartbeatMs, after, endedWith, onFailure })
       : jsonlFraming(source);

@@ -3,12 +3,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RunHubError, UnknownRunError } from '../errors.js';
 import type { RunHub } from '../RunHub.js';
+import { hasEnded } from '../runEnd.js';
 import { RUN_ID } from '../runId.js';
 import { readJsonBody, sendJson } from './body.js';
 import { answerFailure, MethodNotAllowed, reporter } from './failures.js';
 import { RequestGuard, type GuardOptions } from './RequestGuard.js';
 import { requestTarget, type RequestTarget } from './requestTarget.js';
-import { hasEnded, RunEventsRoute } from './RunEventsRoute.js';
+import { RunEventsRoute } from './RunEventsRoute.js';
 
 /** Options of `runsHandler`. */
 export interface RunsHandlerOptions extends GuardOptions {
