@@ -3,7 +3,7 @@
 // the other side, so that `follow()` ends alike in the hub's process, over
 // SSE in a browser, and after a restart. No Node built-ins.
 import { CancelledError, DecodeError, EvoSciError, runErrorOf, type EvoSciErrorDetails } from '../events/errors.js';
-import { RunInterruptedError } from './errors.js';
+import { RunHubError, RunInterruptedError } from './errors.js';
 import type { RunEnd, RunErrorInfo, RunStatus } from './wire.js';
 
 /** An error as a status carries it: class name, one-line message, details; never stderr. */
@@ -73,4 +73,17 @@ export function errorOfStatus(status: RunStatus): EvoSciError | undefined {
   const { state, error } = status;
   if (state === 'running' || state === 'queued') return undefined;
   return errorOfEnd(error === undefined ? { state } : { state, error });
+}
+
+/**
+ * What a client is told of an error that is not how the run ended: a hub's
+ * refusal by its class and first line (`ForgottenRunError`,
+ * `RunRestartedError`…); anything else by its class only, since its message
+ * may carry the server's paths or addresses (the app's `onError` has it). Shared by `runsHandler`'s
+ * `error` event and `toMessageEvents`'.
+ */
+export function failureInfo(error: unknown): { name: string; message: string } {
+  if (error instanceof RunHubError) return { name: error.name, message: error.message.split('\n')[0]!.slice(0, 500) };
+  const name = error instanceof Error && /^\w{1,80}$/.test(error.name) ? error.name : 'Error';
+  return { name, message: 'the server failed to send the rest of this run' };
 }

@@ -3,7 +3,7 @@
 // No Node built-ins.
 import { catchError, concatWith, defer, map, of, type OperatorFunction } from 'rxjs';
 import { EvoSciError } from '../events/errors.js';
-import { errorInfoOf, hasEnded, runEndOf } from './runEnd.js';
+import { failureInfo, hasEnded, runEndOf } from './runEnd.js';
 import type { IndexedEvent, RunStatus } from './wire.js';
 
 /**
@@ -60,9 +60,14 @@ const endMessage = (error: unknown, last: number): MessageEvent => ({
 
 /** The message of an error: `end` when it is how the run ended, `error` for any other failure. */
 function lastMessage(error: unknown, last: number, endedWith: number | undefined): MessageEvent {
-  if (EvoSciError.is(error)) return endMessage(error, last);
-  const { name, message } = errorInfoOf(error);
-  return { type: 'error', id: errorId(last, endedWith), data: { name, message } };
+  const id = errorId(last, endedWith);
+  try {
+    if (EvoSciError.is(error)) return endMessage(error, last);
+    return { type: 'error', id, data: failureInfo(error) };
+  } catch {
+    // A thrown value that cannot even be looked at (a revoked Proxy): it is still an error.
+    return { type: 'error', id, data: failureInfo(undefined) };
+  }
 }
 
 /** The id of `error`: the event count once the client has every event of a run that ended, else where it is. */
@@ -79,8 +84,10 @@ function errorId(last: number, endedWith: number | undefined): string {
  * - `end` with the `RunEnd` (`{ state: 'completed' }`, or the state and the
  *   error when the run ended otherwise: `CancelledError`, `ExitError`,
  *   `RunInterruptedError`, any `EvoSciError`);
- * - `error` with `{ name, message }` (the first line) for any other error:
- *   `UnknownRunError`, `ForgottenRunError`, a broker's.
+ * - `error` with `{ name, message }` for any other error: a hub's refusal
+ *   (`UnknownRunError`, `ForgottenRunError`…) with its first line, any
+ *   other (a broker's, a file's) by its class alone, since its message may
+ *   carry the server's paths or addresses, as `runsHandler` sends it.
  * So Nest never sees an error (it would write its own `error` event, with
  * an id of its own numbering).
  *
@@ -128,8 +135,8 @@ function errorId(last: number, endedWith: number | undefined): string {
  * result:  ---(e|)        e = { type: 'end', id: '5', data: { state: 'completed' } }
  * follow:  -a-#           # = CancelledError
  * result:  -a-(e|)        e = { type: 'end', id: '1', data: { state: 'cancelled', error: { name, message } } }
- * follow:  -a-#           # = an Error('connection lost')
- * result:  -a-(x|)        x = { type: 'error', id: '0', data: { name: 'Error', message: 'connection lost' } }
+ * follow:  -a-#           # = an Error('connection lost'): its message may carry the server's paths
+ * result:  -a-(x|)        x = { type: 'error', id: '0', data: { name: 'Error', message: 'the server failed to send the rest of this run' } }
  * follow:  #              # = UnknownRunError
  * result:  (x|)           x = { type: 'error', id: '\0', data: { name: 'UnknownRunError', message } }
  * ```

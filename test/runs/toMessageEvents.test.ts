@@ -26,6 +26,8 @@ const output = {
 } satisfies Record<string, MessageEvent>;
 
 const end = (id: string, data: object): MessageEvent => ({ type: 'end', id, data });
+/** What a client is told of an error that is not the hub's: its message may carry the server's paths. */
+const WITHHELD = 'the server failed to send the rest of this run';
 const error = (id: string, name: string, message: string): MessageEvent => ({
   type: 'error',
   id,
@@ -122,20 +124,24 @@ describe('toMessageEvents', () => {
     });
   });
 
-  it('turns any other error into `error` with its name and first line, and completes', () => {
+  it("turns a hub's refusal into `error` with its name and first line, any other error with its class alone, and completes", () => {
     marbles().run(({ cold, expectObservable, expectSubscriptions }) => {
       const unknown = cold<IndexedEvent>('#', input, new UnknownRunError('nope'));
       expectObservable(unknown.pipe(toMessageEvents())).toBe('(X|)', {
         X: error('\0', 'UnknownRunError', 'no run "nope"'),
       });
-      const broker = cold<IndexedEvent>('-a--#', input, new Error('connection lost\n    at Broker.read'));
+      const broker = cold<IndexedEvent>('-a--#', input, new Error("EISDIR: illegal operation, read '/srv/runs/a'"));
       expectObservable(broker.pipe(toMessageEvents())).toBe('-A--(X|)', {
         ...output,
-        X: error('0', 'Error', 'connection lost'),
+        X: error('0', 'Error', WITHHELD),
       });
       expectSubscriptions(broker.subscriptions).toBe('^---!');
       const thrown = cold<IndexedEvent>('-#', input, 'not an Error');
-      expectObservable(thrown.pipe(toMessageEvents())).toBe('-(X|)', { X: error('\0', 'Error', 'not an Error') });
+      expectObservable(thrown.pipe(toMessageEvents())).toBe('-(X|)', { X: error('\0', 'Error', WITHHELD) });
+      const { proxy, revoke } = Proxy.revocable(new Error('gone'), {});
+      revoke();
+      const unreadable = cold<IndexedEvent>('-#', input, proxy);
+      expectObservable(unreadable.pipe(toMessageEvents())).toBe('-(X|)', { X: error('\0', 'Error', WITHHELD) });
     });
   });
 
@@ -144,10 +150,10 @@ describe('toMessageEvents', () => {
       const lost = new Error('connection lost');
       const running = statusOf('running', 2);
       expectObservable(cold<IndexedEvent>('-#', input, lost).pipe(toMessageEvents({ after: 3 }))).toBe('-(X|)', {
-        X: error('3', 'Error', 'connection lost'),
+        X: error('3', 'Error', WITHHELD),
       });
       const afterB = cold<IndexedEvent>('-b-#', input, lost).pipe(toMessageEvents({ after: 0, status: running }));
-      expectObservable(afterB).toBe('-B-(X|)', { ...output, X: error('1', 'Error', 'connection lost') });
+      expectObservable(afterB).toBe('-B-(X|)', { ...output, X: error('1', 'Error', WITHHELD) });
     });
   });
 
@@ -157,18 +163,18 @@ describe('toMessageEvents', () => {
       const ended = statusOf('completed', 2);
       // All of its events: a reconnect with 2 is answered 204.
       const all = cold<IndexedEvent>('-a-b-#', input, forgotten).pipe(toMessageEvents({ status: ended }));
-      expectObservable(all).toBe('-A-B-(X|)', { ...output, X: error('2', 'Error', 'forgotten') });
+      expectObservable(all).toBe('-A-B-(X|)', { ...output, X: error('2', 'Error', WITHHELD) });
       const caughtUp = cold<IndexedEvent>('-#', input, forgotten).pipe(toMessageEvents({ after: 1, status: ended }));
-      expectObservable(caughtUp).toBe('-(X|)', { X: error('2', 'Error', 'forgotten') });
+      expectObservable(caughtUp).toBe('-(X|)', { X: error('2', 'Error', WITHHELD) });
       // Not all: a reconnect resumes after the last it has.
       const some = cold<IndexedEvent>('-a-#', input, forgotten).pipe(toMessageEvents({ status: ended }));
-      expectObservable(some).toBe('-A-(X|)', { ...output, X: error('0', 'Error', 'forgotten') });
+      expectObservable(some).toBe('-A-(X|)', { ...output, X: error('0', 'Error', WITHHELD) });
       const none = cold<IndexedEvent>('#', input, forgotten).pipe(toMessageEvents({ status: ended }));
-      expectObservable(none).toBe('(X|)', { X: error('\0', 'Error', 'forgotten') });
+      expectObservable(none).toBe('(X|)', { X: error('\0', 'Error', WITHHELD) });
       const emptyRun = cold<IndexedEvent>('#', input, forgotten).pipe(
         toMessageEvents({ status: statusOf('failed', 0) }),
       );
-      expectObservable(emptyRun).toBe('(X|)', { X: error('0', 'Error', 'forgotten') });
+      expectObservable(emptyRun).toBe('(X|)', { X: error('0', 'Error', WITHHELD) });
     });
   });
 
@@ -177,7 +183,7 @@ describe('toMessageEvents', () => {
     throwError(() => undefined)
       .pipe(toMessageEvents())
       .subscribe((message) => messages.push(message));
-    expect(messages).toEqual([error('\0', 'Error', 'undefined')]);
+    expect(messages).toEqual([error('\0', 'Error', WITHHELD)]);
   });
 
   it('unsubscribes from the run when unsubscribed early, and sends nothing more', () => {

@@ -5,9 +5,8 @@ import { map, type Observable } from 'rxjs';
 import { EvoSciError } from '../../events/errors.js';
 import type { FlowControl } from '../../common/FlowControl.js';
 import type { ByteFraming } from '../../flow/ObservableByteSource.js';
-import { RunHubError } from '../errors.js';
 import { frameOf, lineOf } from '../LoggedEvent.js';
-import { runEndOf } from '../runEnd.js';
+import { failureInfo, runEndOf } from '../runEnd.js';
 import type { IndexedEvent } from '../wire.js';
 
 /** A run's events for one reader, given the tap that pauses them. */
@@ -52,18 +51,6 @@ function framed(text: (indexed: IndexedEvent) => string) {
     if (!Number.isSafeInteger(index) || index < 0) throw new TypeError(`the hub sent an event with index ${index}`);
     return { index, text: text(indexed) };
   };
-}
-
-/**
- * What a client is told of an error that is not how the run ended: a hub's
- * refusal by its class and first line (`ForgottenRunError`,
- * `RunRestartedError`…); anything else by its class only, since its message
- * may carry the server's paths or addresses (the app's `onError` has it).
- */
-export function failureInfo(error: unknown): { name: string; message: string } {
-  if (error instanceof RunHubError) return { name: error.name, message: error.message.split('\n')[0]!.slice(0, 500) };
-  const name = error instanceof Error && /^\w{1,80}$/.test(error.name) ? error.name : 'Error';
-  return { name, message: 'the server failed to send the rest of this run' };
 }
 
 /**
